@@ -1,0 +1,28 @@
+# The two set-up commands. Both bootstrap what they need (idempotent; a second run downloads nothing).
+#   make demo   # local Kafka + worker + datagen connector; DURATION=<seconds> bounds it
+#   make test   # lint, type-check and the test suite against a real Kafka broker and real Spark
+.PHONY: demo test bootstrap lint typecheck bench clean
+
+PY := .venv/bin/python
+
+bootstrap:
+	@bash scripts/bootstrap.sh
+
+demo: bootstrap
+	@$(PY) -m sparklink.cli.main demo $(if $(DURATION),--duration $(DURATION),)
+
+lint: bootstrap
+	@.venv/bin/ruff check src tests bench
+	@.venv/bin/ruff format --check src tests bench
+
+typecheck: bootstrap
+	@.venv/bin/mypy
+
+test: bootstrap lint typecheck
+	@$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: bootstrap
+	@$(PY) -m bench.rest_and_restart
+
+clean:
+	rm -rf .venv .cache .state

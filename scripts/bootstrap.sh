@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Idempotent set-up for sparklink, run by `make demo` and `make test`:
+#   1. a virtualenv in .venv with the pinned Python dependencies and sparklink itself (editable);
+#   2. the JVM jars from Maven Central into .cache/jars/<set>, one set per pom under jvm/.
+# Each step is skipped when a stamp holding the hash of its inputs matches, so a second run takes
+# seconds and downloads nothing. Delete .venv or .cache to force a rebuild.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+stamps=.cache/stamps
+mkdir -p "$stamps"
+
+say() { printf '\033[1;34m[bootstrap]\033[0m %s\n' "$*"; }
+fingerprint() { cat "$@" | sha256sum | cut -d' ' -f1; }
+
+need() {
+  command -v "$1" >/dev/null 2>&1 || { echo "bootstrap: '$1' not found; $2" >&2; exit 1; }
+}
+need python3 "install Python 3.11+"
+need java "install OpenJDK 17 (apt-get install openjdk-17-jdk-headless)"
+need mvn "install Maven (apt-get install maven)"
+
+py_inputs=(requirements.lock pyproject.toml)
+py_hash=$(fingerprint "${py_inputs[@]}")
+if [[ ! -x .venv/bin/python || "$(cat $stamps/python 2>/dev/null)" != "$py_hash" ]]; then
+  say "creating .venv and installing pinned Python packages"
+  [[ -x .venv/bin/python ]] || python3 -m venv .venv
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.lock
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e . \
+    || .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e .
+  echo "$py_hash" > $stamps/python
+else
+  say "python packages up to date (.venv)"
+fi
+
+for set in kafka spark-kafka agents; do
+  pom=jvm/$set/pom.xml
+  h=$(fingerprint "$pom")
+  dest=.cache/jars/$set
+  if [[ -d "$dest" && "$(cat $stamps/jars-$set 2>/dev/null)" == "$h" ]]; then
+    say "jars up to date ($dest)"
+    continue
+  fi
+  say "fetching $set jars with Maven into $dest"
+  rm -rf "$dest.tmp"
+  mvn -q -B -Dstyle.color=never -f "$pom" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$root/$dest.tmp"
+  rm -rf "$dest" && mv "$dest.tmp" "$dest"
+  echo "$h" > $stamps/jars-$set
+done

@@ -1,0 +1,140 @@
+"""Config declarations: each key once, with its type, default, doc and validator.
+
+The same declaration parses a connector's string config at start-up and feeds the REST endpoints
+`/connector-plugins/{p}/config` and `/connector-plugins/{p}/config/validate`, as Kafka Connect's ConfigDef does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ConfigType = Literal["STRING", "INT", "LONG", "BOOLEAN", "LIST", "CLASS", "PASSWORD", "DOUBLE", "SHORT"]
+Importance = Literal["HIGH", "MEDIUM", "LOW"]
+NO_DEFAULT = object()
+
+Validator = Callable[[str, Any], str | None]
+"""Takes (name, parsed value); returns an error reason or None."""
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    name: str
+    type: ConfigType
+    documentation: str
+    default: Any = NO_DEFAULT
+    importance: Importance = "MEDIUM"
+    validator: Validator | None = None
+    group: str | None = None
+    order: int = -1
+    width: str = "NONE"
+    display_name: str | None = None
+    recommended: tuple[str, ...] = ()
+
+    @property
+    def required(self) -> bool:
+        return self.default is NO_DEFAULT
+
+    def default_string(self) -> str | None:
+        if self.default is NO_DEFAULT or self.default is None:
+            return None
+        if isinstance(self.default, bool):
+            return str(self.default).lower()
+        if isinstance(self.default, list | tuple):
+            return ",".join(str(v) for v in self.default)
+        return str(self.default)
+
+
+@dataclass
+class ConfigDef:
+    keys: dict[str, ConfigKey] = field(default_factory=dict)
+
+    def define(self, key: ConfigKey) -> ConfigDef:
+        self.keys[key.name] = key
+        return self
+
+    def merged(self, other: ConfigDef) -> ConfigDef:
+        """This def's keys first, then `other`'s keys not overridden here."""
+        out = ConfigDef(dict(self.keys))
+        for name, key in other.keys.items():
+            out.keys.setdefault(name, key)
+        return out
+
+    def validate(self, raw: Mapping[str, str | None]) -> dict[str, list[str]]:
+        """Errors per key (every declared key appears, possibly with no errors)."""
+        errors: dict[str, list[str]] = {}
+        for name, key in self.keys.items():
+            errors[name] = []
+            try:
+                value = parse_value(key, raw.get(name))
+            except ValueError as exc:
+                errors[name].append(str(exc))
+                continue
+            if key.validator is not None and value is not None:
+                reason = key.validator(name, value)
+                if reason:
+                    errors[name].append(invalid(name, raw.get(name), reason))
+        return errors
+
+    def parse(self, raw: Mapping[str, str | None]) -> dict[str, Any]:
+        """Parsed values of every declared key; raises ValueError on the first invalid one."""
+        out: dict[str, Any] = {}
+        for name, key in self.keys.items():
+            value = parse_value(key, raw.get(name))
+            if key.validator is not None and value is not None:
+                reason = key.validator(name, value)
+                if reason:
+                    raise ValueError(invalid(name, raw.get(name), reason))
+            out[name] = value
+        return out
+
+
+def invalid(name: str, value: Any, reason: str) -> str:
+    """Kafka's ConfigException text, which clients and tests match on."""
+    return f"Invalid value {value} for configuration {name}: {reason}"
+
+
+def parse_value(key: ConfigKey, raw: str | None) -> Any:
+    if raw is None:
+        if key.required:
+            raise ValueError(f'Missing required configuration "{key.name}" which has no default value.')
+        return key.default
+    text = raw.strip() if key.type != "PASSWORD" else raw
+    try:
+        match key.type:
+            case "INT" | "LONG" | "SHORT":
+                return int(text)
+            case "DOUBLE":
+                return float(text)
+            case "BOOLEAN":
+                if text.lower() not in ("true", "false"):
+                    raise ValueError("Expected value to be either true or false")
+                return text.lower() == "true"
+            case "LIST":
+                return [part.strip() for part in text.split(",") if part.strip()]
+            case _:
+                return text
+    except ValueError as exc:
+        reason = str(exc) if "Expected" in str(exc) else f"Not a number of type {key.type}"
+        raise ValueError(invalid(key.name, raw, reason)) from None
+
+
+def at_least(minimum: float) -> Validator:
+    def check(_name: str, value: Any) -> str | None:
+        return None if value >= minimum else f"Value must be at least {minimum:g}"
+
+    return check
+
+
+def one_of(choices: Iterable[str]) -> Validator:
+    allowed = list(choices)
+
+    def check(_name: str, value: Any) -> str | None:
+        return None if value in allowed else f"String must be one of: {', '.join(allowed)}"
+
+    return check
+
+
+def non_empty(_name: str, value: Any) -> str | None:
+    return None if str(value).strip() else "String must be non-empty"

@@ -1,0 +1,119 @@
+"""Connector and task contracts.
+
+A connector validates its config and splits the work into task configs; each task builds one Spark
+Structured Streaming pipeline. The runtime owns the Kafka side and the offsets:
+
+- a SourceTask returns a streaming DataFrame with columns `key`, `value` (string or binary), optionally
+  `headers` and `partition`; the runtime writes each micro-batch to Kafka with Spark's Kafka writer, then
+  records `batch_offsets(batch)` in the offsets store. `resume` holds the stored offsets at task start.
+- a SinkTask receives each micro-batch read by Spark's Kafka source (columns of that source) and writes
+  it to its target; the runtime then commits the batch's Kafka offsets to the connector's consumer group.
+
+pyspark types appear only in annotations, so this module imports without Spark.
+"""
+
+from __future__ import annotations
+
+import builtins
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from sparklink.api.config import ConfigDef
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+ConnectorType = Literal["source", "sink"]
+Partition = dict[str, Any]
+Offset = dict[str, Any]
+
+
+@dataclass
+class TaskContext:
+    """What the runtime hands a task when it builds its pipeline."""
+
+    connector: str
+    task_id: int
+    config: dict[str, str]
+    spark: SparkSession
+    resume: list[tuple[Partition, Offset]] = field(default_factory=list)
+    """Source tasks: the stored offsets of this connector (partition, offset) at task start."""
+
+
+class Connector(ABC):
+    """Base of all connector plugins. Subclasses set `type`, `task_class` and `config_def()`."""
+
+    type: ClassVar[ConnectorType]
+    task_class: ClassVar[builtins.type[Task]]
+
+    def version(self) -> str:
+        from sparklink import __version__
+
+        return __version__
+
+    @classmethod
+    def config_def(cls) -> ConfigDef:
+        return ConfigDef()
+
+    def validate(self, config: Mapping[str, str]) -> dict[str, list[str]]:
+        """Per-key errors for `config`; the default checks the ConfigDef only."""
+        return self.config_def().validate(config)
+
+    def start(self, config: Mapping[str, str]) -> None:
+        self.config = dict(config)
+
+    @abstractmethod
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        """Split the work into at most `max_tasks` task configs."""
+
+    def stop(self) -> None:
+        """Release what `start` took."""
+
+    def alter_offsets(self, config: Mapping[str, str], offsets: list[tuple[Partition, Offset | None]]) -> bool:
+        """Validate an offsets alteration; return True if the connector also applied it itself.
+
+        Raise ValueError (or a ConnectError) to refuse it. The default accepts and returns False.
+        """
+        return False
+
+
+class Task(ABC):
+    """One unit of parallel work: one Spark streaming query."""
+
+    def version(self) -> str:
+        from sparklink import __version__
+
+        return __version__
+
+
+class SourceTask(Task):
+    @abstractmethod
+    def stream(self, ctx: TaskContext) -> DataFrame:
+        """A streaming DataFrame of records to write; columns `topic`, `key`, `value`[, `headers`]."""
+
+    @abstractmethod
+    def batch_offsets(self, batch: DataFrame) -> list[tuple[Partition, Offset]]:
+        """The source offsets reached by one written micro-batch (a small Spark aggregation)."""
+
+    def topics(self, ctx: TaskContext) -> list[str] | None:
+        """Topics this task writes to, when known up front (saves a pass per batch for tracking)."""
+        return None
+
+
+class SinkTask(Task):
+    @abstractmethod
+    def write_batch(self, batch: DataFrame, batch_id: int, ctx: TaskContext) -> None:
+        """Write one micro-batch read from Kafka; raise to fail the task."""
+
+    def stop(self) -> None:
+        """Release resources after the query stops."""
+
+
+class SourceConnector(Connector):
+    type: ClassVar[ConnectorType] = "source"
+
+
+class SinkConnector(Connector):
+    type: ClassVar[ConnectorType] = "sink"

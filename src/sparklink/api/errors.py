@@ -1,0 +1,60 @@
+"""The error taxonomy shared by plugins and the runtime; the REST layer maps it to HTTP in one place.
+
+ConnectError                      -> 500 unless a subclass says otherwise
+ ├── BadRequestError              -> 400 (invalid input that the caller can fix)
+ │    └── ConfigValidationError   -> 400 (carries the per-key errors)
+ ├── NotFoundError                -> 404
+ ├── AlreadyExistsError           -> 409
+ ├── ConflictError                -> 409 (a concurrent operation; retry later)
+ ├── ForbiddenError               -> 403 (a feature switched off by worker config)
+ ├── PluginNotFoundError          -> 500 like Connect (unknown connector.class at create time)
+ └── RetriableError(delay)        -> the operation may succeed if retried after `delay` seconds
+"""
+
+from __future__ import annotations
+
+
+class ConnectError(Exception):
+    """Base of every sparklink error; `status` is the HTTP code the REST layer answers with."""
+
+    status: int = 500
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class BadRequestError(ConnectError):
+    status = 400
+
+
+class ConfigValidationError(BadRequestError):
+    def __init__(self, message: str, errors: dict[str, list[str]] | None = None) -> None:
+        super().__init__(message)
+        self.errors = errors or {}
+
+
+class NotFoundError(ConnectError):
+    status = 404
+
+
+class AlreadyExistsError(ConnectError):
+    status = 409
+
+
+class ConflictError(ConnectError):
+    status = 409
+
+
+class ForbiddenError(ConnectError):
+    status = 403
+
+
+class PluginNotFoundError(ConnectError):
+    status = 500
+
+
+class RetriableError(ConnectError):
+    def __init__(self, message: str, delay: float = 1.0) -> None:
+        super().__init__(message)
+        self.delay = delay

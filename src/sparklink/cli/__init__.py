@@ -1,0 +1,1 @@
+"""The `sparklink` command line (typer + rich)."""

@@ -1,0 +1,23 @@
+"""`sparklink`: run a worker, a local Kafka, the demo, and drive connectors through a worker's REST API."""
+
+from __future__ import annotations
+
+import typer
+
+from sparklink.cli import connectors, demo, kafka, worker
+
+app = typer.Typer(
+    help="sparklink: a Kafka Connect-compatible connector runtime whose pipelines run on Apache Spark.\n\n"
+    "Start with `sparklink demo`, or `sparklink kafka start` then `sparklink worker`.",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+)
+app.command("worker")(worker.run_worker)
+app.command("demo")(demo.run_demo)
+app.add_typer(kafka.app, name="kafka")
+app.add_typer(connectors.app, name="connectors")
+
+
+if __name__ == "__main__":
+    app()

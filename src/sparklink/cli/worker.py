@@ -1,0 +1,54 @@
+"""`sparklink worker`: serve the Connect REST API and run connectors until interrupted."""
+
+from __future__ import annotations
+
+import logging
+import signal
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sparklink.worker_config import WorkerConfig
+
+
+def run_worker(
+    properties: Annotated[
+        Path | None, typer.Argument(help="A Connect-style worker.properties file (optional).", exists=True)
+    ] = None,
+    bootstrap_servers: Annotated[
+        str | None, typer.Option("--bootstrap-servers", "-b", help="Kafka bootstrap servers.")
+    ] = None,
+    port: Annotated[int | None, typer.Option(help="REST port [default: 8083].")] = None,
+    host: Annotated[str | None, typer.Option(help="REST listen address [default: 127.0.0.1].")] = None,
+    group_id: Annotated[
+        str | None, typer.Option("--group-id", help="Worker group (names the internal topics' owner).")
+    ] = None,
+    log_level: Annotated[str, typer.Option(help="Python log level.")] = "INFO",
+) -> None:
+    """Run a worker: connector configs, statuses and offsets live in Kafka compacted topics.
+
+    Example: sparklink worker -b 127.0.0.1:9092   then   curl localhost:8083/connectors
+    """
+    from sparklink.runtime import Runtime
+
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+    overrides = {
+        "bootstrap.servers": bootstrap_servers,
+        "rest.port": None if port is None else str(port),
+        "rest.host.name": host,
+        "group.id": group_id,
+    }
+    config = WorkerConfig.from_properties(properties, {k: v for k, v in overrides.items() if v is not None})
+    runtime = Runtime(config)
+
+    def on_signal(_sig: int, _frame: object) -> None:
+        if runtime.server is not None:
+            runtime.server.should_exit = True
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    runtime.start()
+    typer.echo(f"sparklink worker {runtime.herder.worker_id if runtime.herder else ''} serving {runtime.url}")
+    runtime.run_forever()

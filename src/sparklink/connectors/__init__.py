@@ -1,0 +1,1 @@
+"""Built-in connector plugins. Each module owns one connector and its task."""

@@ -1,0 +1,172 @@
+"""`datagen`: a source that generates numbered records at a set rate, for demos, tests and benchmarks.
+
+Each task runs Spark's JVM `rate` source, so records are made and written to Kafka without passing
+through Python. Task n numbers its records 0, 1, 2, ... (`seq`); its source partition is {"task": n}
+and its offset {"position": next seq}, so a restarted task continues where its last written batch ended.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sparklink.api import config as cfg
+from sparklink.api.connector import Offset, Partition, SourceConnector, SourceTask, TaskContext
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+CONFIG = (
+    cfg.ConfigDef()
+    .define(
+        cfg.ConfigKey(
+            "topic", "STRING", "Topic to write generated records to.", importance="HIGH", validator=cfg.non_empty
+        )
+    )
+    .define(
+        cfg.ConfigKey(
+            "records.per.second",
+            "INT",
+            "Records per second for the whole connector, split evenly across its tasks.",
+            default=10,
+            validator=cfg.at_least(1),
+        )
+    )
+    .define(
+        cfg.ConfigKey(
+            "total.records",
+            "LONG",
+            "Records to generate in all, split across tasks; -1 generates without end.",
+            default=-1,
+            validator=cfg.at_least(-1),
+        )
+    )
+    .define(
+        cfg.ConfigKey(
+            "key.shape",
+            "STRING",
+            'Record key: `seq` ("<task>-<seq>") or `none`.',
+            default="seq",
+            validator=cfg.one_of(["seq", "none"]),
+            recommended=("seq", "none"),
+        )
+    )
+    .define(
+        cfg.ConfigKey(
+            "value.shape",
+            "STRING",
+            'Record value: `json` ({"task","seq","ts","payload"}) or `string` (the payload alone).',
+            default="json",
+            validator=cfg.one_of(["json", "string"]),
+            recommended=("json", "string"),
+        )
+    )
+    .define(
+        cfg.ConfigKey(
+            "value.size",
+            "INT",
+            "Length of the padding payload in each value, in bytes.",
+            default=16,
+            validator=cfg.at_least(0),
+        )
+    )
+    .define(
+        cfg.ConfigKey(
+            "fail.after.records",
+            "LONG",
+            "Fault injection: a task fails when it reaches this seq; -1 never fails.",
+            default=-1,
+            importance="LOW",
+            validator=cfg.at_least(-1),
+        )
+    )
+    .define(
+        cfg.ConfigKey(
+            "fail.task",
+            "INT",
+            "Fault injection: which task fails (-1 means every task).",
+            default=-1,
+            importance="LOW",
+            validator=cfg.at_least(-1),
+        )
+    )
+)
+
+
+class DatagenConnector(SourceConnector):
+    @classmethod
+    def config_def(cls) -> cfg.ConfigDef:
+        return CONFIG
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        parsed = CONFIG.parse(self.config)
+        total = int(parsed["total.records"])
+        rate = int(parsed["records.per.second"])
+        tasks = max(1, min(max_tasks, rate))
+        out = []
+        for n in range(tasks):
+            share = -1 if total < 0 else total // tasks + (1 if n < total % tasks else 0)
+            out.append({**self.config, "task.rate": str(max(1, rate // tasks)), "task.records": str(share)})
+        return out
+
+
+class DatagenTask(SourceTask):
+    def stream(self, ctx: TaskContext) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        parsed = CONFIG.parse(ctx.config)
+        self._partition: Partition = {"task": ctx.task_id}
+        start = _resume_position(ctx.task_id, ctx.resume)
+        limit = int(ctx.config.get("task.records", "-1"))
+        rate = (
+            ctx.spark.readStream.format("rate")
+            .option("rowsPerSecond", ctx.config.get("task.rate", "1"))
+            .option("numPartitions", "1")
+            .load()
+        )
+        seq = (F.col("value") + F.lit(start)).alias("seq")
+        rows = rate.select(seq, F.col("timestamp"))
+        if limit >= 0:
+            rows = rows.where(F.col("seq") < F.lit(limit))
+        payload = F.repeat(F.lit("x"), int(parsed["value.size"]))
+        if parsed["value.shape"] == "json":
+            value = F.to_json(
+                F.struct(
+                    F.lit(ctx.task_id).alias("task"),
+                    F.col("seq"),
+                    F.date_format("timestamp", "yyyy-MM-dd'T'HH:mm:ss.SSSXXX").alias("ts"),
+                    payload.alias("payload"),
+                )
+            )
+        else:
+            value = payload
+        fail_after = int(parsed["fail.after.records"])
+        if fail_after >= 0 and int(parsed["fail.task"]) in (-1, ctx.task_id):
+            message = f"datagen task {ctx.task_id} failing at seq {fail_after} (fail.after.records)"
+            value = F.when(F.col("seq") >= fail_after, F.raise_error(F.lit(message))).otherwise(value)
+        key = (
+            F.concat(F.lit(f"{ctx.task_id}-"), F.col("seq").cast("string"))
+            if parsed["key.shape"] == "seq"
+            else F.lit(None).cast("string")
+        )
+        return rows.select(F.lit(parsed["topic"]).alias("topic"), key.alias("key"), value.alias("value"), F.col("seq"))
+
+    def batch_offsets(self, batch: DataFrame) -> list[tuple[Partition, Offset]]:
+        from pyspark.sql import functions as F
+
+        top = batch.agg(F.max("seq")).first()
+        if top is None or top[0] is None:
+            return []
+        return [(self._partition, {"position": int(top[0]) + 1})]
+
+    def topics(self, ctx: TaskContext) -> list[str] | None:
+        return [ctx.config["topic"]]
+
+
+def _resume_position(task_id: int, resume: list[tuple[Partition, Offset]]) -> int:
+    for partition, offset in resume:
+        if partition.get("task") == task_id:
+            return int(offset.get("position", 0))
+    return 0
+
+
+DatagenConnector.task_class = DatagenTask

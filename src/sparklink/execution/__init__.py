@@ -1,0 +1,1 @@
+"""Running tasks: one Spark Structured Streaming query per task, on one SparkSession per worker."""

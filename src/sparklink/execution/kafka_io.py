@@ -1,0 +1,110 @@
+"""Kafka I/O for task queries: Spark's Kafka writer and reader, and consumer-group offsets for sinks.
+
+Records move through Spark's JVM Kafka connector only; confluent-kafka is used for metadata and for
+committing a sink's consumer-group offsets after each batch.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka.admin import AdminClient
+
+from sparklink.kafka_clients import client_config
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+# Sink connectors commit here unless `consumer.override.group.id` says otherwise (Connect's rule).
+GROUP_PREFIX = "connect-"
+KAFKA_COLUMNS = ("topic", "key", "value", "headers", "partition")
+
+
+def sink_group(connector: str, config: dict[str, str]) -> str:
+    return config.get("consumer.override.group.id") or f"{GROUP_PREFIX}{connector}"
+
+
+def write_records(batch: DataFrame, bootstrap_servers: str) -> int:
+    """Write a batch's Kafka columns with Spark's Kafka writer; return how many records it held."""
+    count = batch.count()
+    if count:
+        columns = [c for c in KAFKA_COLUMNS if c in batch.columns]
+        writer = batch.select(*columns).write.format("kafka")
+        writer = writer.option("kafka.bootstrap.servers", bootstrap_servers).option("kafka.acks", "all")
+        if "headers" in columns:
+            writer = writer.option("includeHeaders", "true")
+        writer.save()
+    return count
+
+
+def read_stream(
+    spark: SparkSession,
+    bootstrap_servers: str,
+    assigned: list[tuple[str, int]],
+    starting: dict[tuple[str, int], int],
+    config: dict[str, str],
+) -> DataFrame:
+    """A Kafka source stream over exactly the assigned partitions, starting where the group left off."""
+    assign: dict[str, list[int]] = {}
+    start: dict[str, dict[str, int]] = {}
+    for topic, partition in assigned:
+        assign.setdefault(topic, []).append(partition)
+        # -2 is Spark's "earliest" for a partition the group has never committed.
+        start.setdefault(topic, {})[str(partition)] = starting.get((topic, partition), -2)
+    reader = (
+        spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap_servers)
+        .option("assign", json.dumps(assign))
+        .option("startingOffsets", json.dumps(start))
+        .option("failOnDataLoss", "false")
+        .option("includeHeaders", "true")
+    )
+    max_records = config.get("sparklink.max.records.per.batch")
+    if max_records:
+        reader = reader.option("maxOffsetsPerTrigger", max_records)
+    return reader.load()
+
+
+def topic_partitions(bootstrap_servers: str, topics: list[str]) -> list[tuple[str, int]]:
+    admin = AdminClient(client_config(bootstrap_servers))
+    meta = admin.list_topics(timeout=10)
+    out: list[tuple[str, int]] = []
+    for topic in topics:
+        info = meta.topics.get(topic)
+        if info is None or info.error is not None:
+            continue
+        out += [(topic, p) for p in sorted(info.partitions)]
+    return out
+
+
+def assign_partitions(bootstrap_servers: str, topics: list[str], task_id: int, tasks: int) -> list[tuple[str, int]]:
+    """Round-robin the topics' partitions over the connector's tasks; this task's share."""
+    every = topic_partitions(bootstrap_servers, topics)
+    return [tp for i, tp in enumerate(every) if i % max(tasks, 1) == task_id]
+
+
+def _group_client(bootstrap_servers: str, group: str) -> Consumer:
+    # Never subscribes, so it never joins the group: commits go in as a "simple" consumer, and the
+    # group stays EMPTY, which is what offsets alter/reset require.
+    return Consumer(client_config(bootstrap_servers, **{"group.id": group, "enable.auto.commit": False}))
+
+
+def committed_offsets(
+    bootstrap_servers: str, group: str, partitions: list[tuple[str, int]]
+) -> dict[tuple[str, int], int]:
+    consumer = _group_client(bootstrap_servers, group)
+    try:
+        got = consumer.committed([TopicPartition(t, p) for t, p in partitions], timeout=30)
+        return {(tp.topic, tp.partition): tp.offset for tp in got if tp.offset >= 0}
+    finally:
+        consumer.close()
+
+
+def commit_offsets(bootstrap_servers: str, group: str, positions: dict[tuple[str, int], int]) -> None:
+    consumer = _group_client(bootstrap_servers, group)
+    try:
+        consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in positions.items()], asynchronous=False)
+    finally:
+        consumer.close()

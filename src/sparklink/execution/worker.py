@@ -1,0 +1,280 @@
+"""Starts and stops task queries and reports what happens to them. Caller: the herder.
+
+Each task is its own streaming query, so one task can fail, restart or stop without touching its
+siblings. `TaskEvents` is how the worker reports back: a query that terminates with an exception
+turns into `task_failed(connector, task, trace)`; topics a task writes or reads turn into
+`topic_seen(...)`. Per micro-batch the commit order is fixed (see `_source_batch` and `_sink_batch`).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+import threading
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from sparklink.api.connector import SinkTask, SourceTask, Task, TaskContext
+from sparklink.execution import kafka_io
+from sparklink.storage.offsets import OffsetStore
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming.query import StreamingQuery
+
+log = logging.getLogger(__name__)
+
+
+class TaskEvents(Protocol):
+    def task_failed(self, connector: str, task_id: int, trace: str) -> None: ...
+    def topics_seen(self, connector: str, task_id: int, topics: list[str]) -> None: ...
+
+
+@dataclass
+class RunningTask:
+    connector: str
+    task_id: int
+    task: Task
+    ctx: TaskContext
+    checkpoint: Path
+    query: StreamingQuery | None = None
+    records: int = 0
+    batches: int = 0
+    stopping: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.connector, self.task_id)
+
+
+class Worker:
+    def __init__(
+        self,
+        spark: SparkSession,
+        bootstrap_servers: str,
+        offsets: OffsetStore,
+        events: TaskEvents,
+        trigger_interval_ms: int = 1000,
+        scratch_dir: Path | None = None,
+    ) -> None:
+        self.spark = spark
+        self.bootstrap_servers = bootstrap_servers
+        self.offsets = offsets
+        self.events = events
+        self.trigger = f"{trigger_interval_ms} milliseconds"
+        self.scratch = Path(scratch_dir or tempfile.mkdtemp(prefix="sparklink-checkpoints-"))
+        self._tasks: dict[tuple[str, int], RunningTask] = {}
+        self._by_query: dict[str, RunningTask] = {}
+        self._lock = threading.RLock()
+        self._listener = _Listener(self._on_terminated)
+        spark.streams.addListener(self._listener)
+
+    # ------------------------------------------------------------------ control
+    def start_task(self, connector: str, task_id: int, task: Task, config: dict[str, str]) -> None:
+        """Build the task's pipeline and start its query; raises if the pipeline cannot be built."""
+        self.stop_task(connector, task_id)
+        ctx = TaskContext(connector, task_id, dict(config), self.spark)
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        checkpoint = Path(tempfile.mkdtemp(prefix=f"{_safe(connector)}-{task_id}-", dir=self.scratch))
+        run = RunningTask(connector, task_id, task, ctx, checkpoint)
+        if isinstance(task, SourceTask):
+            ctx.resume = self.offsets.get(connector)
+            query: StreamingQuery | None = self._start_source(run, task)
+        elif isinstance(task, SinkTask):
+            query = self._start_sink(run, task)
+        else:
+            raise TypeError(f"{type(task).__name__} is neither a SourceTask nor a SinkTask")
+        with self._lock:
+            run.query = query
+            self._tasks[run.key] = run
+            if query is not None:
+                self._by_query[str(query.id)] = run
+        log.info("started task %s-%d (query %s)", connector, task_id, query.id if query else "idle")
+
+    def stop_task(self, connector: str, task_id: int) -> None:
+        """Stop the task's query (waiting for the current batch) and drop its scratch checkpoint."""
+        with self._lock:
+            run = self._tasks.pop((connector, task_id), None)
+        if run is None:
+            return
+        run.stopping = True
+        if run.query is not None:
+            try:
+                run.query.stop()
+            except Exception:  # a query that already died has nothing left to stop
+                log.debug("stopping %s-%d", connector, task_id, exc_info=True)
+            with self._lock:
+                self._by_query.pop(str(run.query.id), None)
+        if isinstance(run.task, SinkTask):
+            run.task.stop()
+        shutil.rmtree(run.checkpoint, ignore_errors=True)
+        log.info("stopped task %s-%d", connector, task_id)
+
+    def stop_all(self) -> None:
+        with self._lock:
+            keys = list(self._tasks)
+        for connector, task_id in keys:
+            self.stop_task(connector, task_id)
+
+    def close(self) -> None:
+        self.stop_all()
+        try:
+            self.spark.streams.removeListener(self._listener)
+        except Exception:
+            log.debug("removing listener", exc_info=True)
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def running(self, connector: str, task_id: int) -> bool:
+        with self._lock:
+            run = self._tasks.get((connector, task_id))
+        return bool(run and (run.query is None or run.query.isActive))
+
+    def metrics(self) -> list[dict[str, Any]]:
+        with self._lock:
+            runs = list(self._tasks.values())
+        return [{"connector": r.connector, "task": r.task_id, "records": r.records, "batches": r.batches} for r in runs]
+
+    # ------------------------------------------------------------------ sources
+    def _start_source(self, run: RunningTask, task: SourceTask) -> StreamingQuery:
+        stream = task.stream(run.ctx)
+        known_topics = task.topics(run.ctx)
+
+        def commit(batch: DataFrame, batch_id: int) -> None:
+            with _remember_error(run):
+                self._source_batch(run, task, batch, known_topics)
+
+        return self._start_query(run, stream, commit)
+
+    def _source_batch(
+        self, run: RunningTask, task: SourceTask, batch: DataFrame, known_topics: list[str] | None
+    ) -> None:
+        """One source micro-batch, in this order:
+
+        1. write the records to Kafka (Spark's Kafka writer, acks=all, in the JVM);
+        2. record the batch's source offsets in the offsets store (acknowledged by the brokers);
+        3. record newly seen topics (KIP-558) in the status store;
+        4. update metrics.
+        A crash between 1 and 2 replays the batch on restart: at least once, nothing lost.
+        """
+        batch.persist()
+        try:
+            count = kafka_io.write_records(batch, self.bootstrap_servers)
+            if count == 0:
+                return
+            self.offsets.put(run.connector, list(task.batch_offsets(batch)))
+            topics = known_topics or [r[0] for r in batch.select("topic").distinct().collect()]
+            self.events.topics_seen(run.connector, run.task_id, topics)
+            run.records += count
+            run.batches += 1
+        finally:
+            batch.unpersist()
+
+    # ------------------------------------------------------------------ sinks
+    def _start_sink(self, run: RunningTask, task: SinkTask) -> StreamingQuery | None:
+        group = kafka_io.sink_group(run.connector, run.ctx.config)
+        topics = [t.strip() for t in run.ctx.config.get("topics", "").split(",") if t.strip()]
+        total = int(run.ctx.config.get("sparklink.task.count", "1"))
+        assigned = kafka_io.assign_partitions(self.bootstrap_servers, topics, run.task_id, total)
+        if not assigned:
+            log.info("task %s-%d has no partitions to read; idle", run.connector, run.task_id)
+            return None
+        starting = kafka_io.committed_offsets(self.bootstrap_servers, group, assigned)
+        stream = kafka_io.read_stream(self.spark, self.bootstrap_servers, assigned, starting, run.ctx.config)
+
+        def commit(batch: DataFrame, batch_id: int) -> None:
+            with _remember_error(run):
+                self._sink_batch(run, task, batch, batch_id, group)
+
+        return self._start_query(run, stream, commit)
+
+    def _sink_batch(self, run: RunningTask, task: SinkTask, batch: DataFrame, batch_id: int, group: str) -> None:
+        """One sink micro-batch, in this order:
+
+        1. the task writes the batch to its target;
+        2. the batch's next offsets are committed to the connector's consumer group;
+        3. newly seen topics are recorded; 4. metrics.
+        """
+        batch.persist()
+        try:
+            ends = batch.groupBy("topic", "partition").agg({"offset": "max", "*": "count"}).collect()
+            if not ends:
+                return
+            task.write_batch(batch, batch_id, run.ctx)
+            positions = {(r["topic"], int(r["partition"])): int(r["max(offset)"]) + 1 for r in ends}
+            kafka_io.commit_offsets(self.bootstrap_servers, group, positions)
+            self.events.topics_seen(run.connector, run.task_id, sorted({t for t, _ in positions}))
+            run.records += sum(int(r["count(1)"]) for r in ends)
+            run.batches += 1
+        finally:
+            batch.unpersist()
+
+    # ------------------------------------------------------------------ shared
+    def _start_query(
+        self, run: RunningTask, stream: DataFrame, commit: Callable[[DataFrame, int], None]
+    ) -> StreamingQuery:
+        return (
+            stream.writeStream.queryName(f"{_safe(run.connector)}-{run.task_id}")
+            .foreachBatch(commit)
+            .trigger(processingTime=self.trigger)
+            .option("checkpointLocation", str(run.checkpoint))
+            .start()
+        )
+
+    def _on_terminated(self, query_id: str, exception: str | None) -> None:
+        with self._lock:
+            run = self._by_query.pop(query_id, None)
+        if run is None or run.stopping or not exception:
+            return
+        # The Python traceback from inside the batch names the real cause; Spark's own text wraps it
+        # in Py4J frames. Keep both: cause first.
+        trace = run.extra.get("error", "")
+        trace = f"{trace}\nCaused by query termination:\n{exception}" if trace else exception
+        log.error("task %s-%d failed: %s", run.connector, run.task_id, trace.strip().splitlines()[-1][:300])
+        self.events.task_failed(run.connector, run.task_id, trace)
+
+
+@contextmanager
+def _remember_error(run: RunningTask) -> Iterator[None]:
+    try:
+        yield
+    except Exception as exc:
+        run.extra["error"] = "".join(traceback.format_exception_only(exc)).strip() + "\n" + traceback.format_exc()
+        raise
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:60]
+
+
+def _make_listener_base() -> type:
+    from pyspark.sql.streaming.listener import StreamingQueryListener
+
+    return StreamingQueryListener
+
+
+class _Listener(_make_listener_base()):  # type: ignore[misc]
+    """Turns query termination into a callback; Spark calls it from its listener-bus thread."""
+
+    def __init__(self, on_terminated: Callable[[str, str | None], None]) -> None:
+        self._on_terminated = on_terminated
+
+    def onQueryStarted(self, event: Any) -> None:
+        pass
+
+    def onQueryProgress(self, event: Any) -> None:
+        pass
+
+    def onQueryIdle(self, event: Any) -> None:
+        pass
+
+    def onQueryTerminated(self, event: Any) -> None:
+        try:
+            self._on_terminated(str(event.id), event.exception)
+        except Exception:  # never let a reporting error kill Spark's listener thread
+            log.exception("handling termination of query %s", event.id)

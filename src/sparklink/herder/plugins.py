@@ -1,0 +1,89 @@
+"""Finds connector plugins: the built-ins, then the `sparklink.connectors` entry points.
+
+`connector.class` may be a short alias (`datagen`), a class name (`DatagenConnector`) or a dotted path
+(`sparklink.connectors.datagen.DatagenConnector`), like Connect's aliases.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+
+from sparklink.api.connector import Connector
+from sparklink.api.errors import BadRequestError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PluginDesc:
+    cls: type[Connector]
+    aliases: tuple[str, ...]
+
+    @property
+    def class_name(self) -> str:
+        return f"{self.cls.__module__}.{self.cls.__qualname__}"
+
+    @property
+    def type(self) -> str:
+        return self.cls.type
+
+
+class Plugins:
+    def __init__(self) -> None:
+        self._by_name: dict[str, PluginDesc] = {}
+        self._descs: list[PluginDesc] = []
+        for ep in entry_points(group="sparklink.connectors"):
+            try:
+                self.register(ep.load(), ep.name)
+            except Exception:
+                log.exception("could not load connector plugin %s (%s)", ep.name, ep.value)
+        self._ensure_builtins()
+
+    def _ensure_builtins(self) -> None:
+        # Registered here too so an uninstalled checkout (no entry points yet) still has them.
+        from sparklink.connectors import datagen
+
+        builtins: list[tuple[type[Connector], str]] = [(datagen.DatagenConnector, "datagen")]
+        for cls, alias in builtins:
+            if alias not in self._by_name:
+                self.register(cls, alias)
+
+    def register(self, cls: type[Connector], *aliases: str) -> None:
+        desc = PluginDesc(cls, tuple(aliases))
+        self._descs.append(desc)
+        for name in (desc.class_name, cls.__name__, *aliases):
+            self._by_name.setdefault(name, desc)
+        short = cls.__name__.removesuffix("Connector")
+        self._by_name.setdefault(short, desc)
+
+    def all(self) -> list[PluginDesc]:
+        return sorted(self._descs, key=lambda d: (d.type != "sink", d.class_name))
+
+    def find(self, name: str) -> PluginDesc | None:
+        name = name.strip()
+        desc = self._by_name.get(name)
+        if desc is not None:
+            return desc
+        if "." in name:
+            module, _, attr = name.rpartition(".")
+            try:
+                cls = getattr(importlib.import_module(module), attr)
+            except (ImportError, AttributeError, ValueError):
+                return None
+            if isinstance(cls, type) and issubclass(cls, Connector):
+                self.register(cls)
+                return self._by_name[name]
+        return None
+
+    def resolve(self, name: str) -> PluginDesc:
+        desc = self.find(name)
+        if desc is None:
+            available = ", ".join(sorted(f"{d.class_name} ({', '.join(d.aliases) or '-'})" for d in self._descs))
+            raise BadRequestError(
+                f"Failed to find any class that implements Connector and which name matches {name}, "
+                f"available connectors are: {available}"
+            )
+        return desc

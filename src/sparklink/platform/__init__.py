@@ -1,0 +1,1 @@
+"""Local infrastructure: JVM artifacts, local KRaft clusters, process supervision, free ports."""

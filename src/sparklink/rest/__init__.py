@@ -1,0 +1,1 @@
+"""The Kafka Connect REST API over the herder (FastAPI)."""

@@ -1,0 +1,34 @@
+"""The FastAPI application: routers, the error mapper, and tolerance for what real clients send."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from sparklink import __version__
+from sparklink.herder.herder import Herder
+from sparklink.rest import connectors, errors, root
+
+
+class StripTrailingSlash:
+    """`/connectors/x/` routes like `/connectors/x`, as Jersey does, without a redirect."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            path: str = scope["path"]
+            if len(path) > 1 and path.endswith("/"):
+                scope = {**scope, "path": path.rstrip("/") or "/"}
+        await self.app(scope, receive, send)
+
+
+def create_app(herder: Herder) -> FastAPI:
+    app = FastAPI(title="sparklink Connect REST API", version=__version__, redirect_slashes=False)
+    app.state.herder = herder
+    errors.install(app)
+    app.include_router(root.router)
+    app.include_router(connectors.router)
+    app.add_middleware(StripTrailingSlash)
+    return app

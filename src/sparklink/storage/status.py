@@ -1,0 +1,162 @@
+"""Connector and task states and active topics, in Connect's status-topic format.
+
+Keys (KafkaStatusBackingStore): `status-connector-<c>`, `status-task-<c>-<n>` with values
+{"state":S,"trace":s|null,"worker_id":"host:port","generation":N}, and
+`status-topic-<t>:connector-<c>` with {"topic":{"name","connector","task","discoverTimestamp"}}.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+from sparklink.storage.backend import Backend, decode, encode
+
+UNASSIGNED, RUNNING, PAUSED, FAILED, RESTARTING, STOPPED = (
+    "UNASSIGNED",
+    "RUNNING",
+    "PAUSED",
+    "FAILED",
+    "RESTARTING",
+    "STOPPED",
+)
+TOPIC_PREFIX = "status-topic-"
+TOPIC_SEPARATOR = ":connector-"
+
+
+@dataclass(frozen=True)
+class Status:
+    state: str
+    worker_id: str
+    trace: str | None = None
+    generation: int = 0
+
+
+class StatusStore:
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self._lock = threading.RLock()
+        self._connectors: dict[str, Status] = {}
+        self._tasks: dict[str, dict[int, Status]] = {}
+        self._topics: dict[str, dict[str, int]] = {}
+
+    def start(self) -> None:
+        self.backend.start(self._apply)
+
+    def stop(self) -> None:
+        self.backend.stop()
+
+    # ------------------------------------------------------------------ reads
+    def connector(self, name: str) -> Status | None:
+        with self._lock:
+            return self._connectors.get(name)
+
+    def task(self, name: str, task_id: int) -> Status | None:
+        with self._lock:
+            return self._tasks.get(name, {}).get(task_id)
+
+    def tasks(self, name: str) -> dict[int, Status]:
+        with self._lock:
+            return dict(self._tasks.get(name, {}))
+
+    def topics(self, name: str) -> list[str]:
+        with self._lock:
+            return sorted(self._topics.get(name, {}))
+
+    def has_topic(self, name: str, topic: str) -> bool:
+        with self._lock:
+            return topic in self._topics.get(name, {})
+
+    # ------------------------------------------------------------------ writes
+    def put_connector(self, name: str, status: Status) -> None:
+        self._write([(f"status-connector-{name}".encode(), _encode_status(status))])
+
+    def put_task(self, name: str, task_id: int, status: Status) -> None:
+        self._write([(f"status-task-{name}-{task_id}".encode(), _encode_status(status))])
+
+    def remove_task(self, name: str, task_id: int) -> None:
+        self._write([(f"status-task-{name}-{task_id}".encode(), None)])
+
+    def remove_connector(self, name: str) -> None:
+        """Tombstone the connector's status and every task status it has."""
+        with self._lock:
+            task_ids = list(self._tasks.get(name, {}))
+        records: list[tuple[bytes, bytes | None]] = [(f"status-connector-{name}".encode(), None)]
+        records += [(f"status-task-{name}-{t}".encode(), None) for t in task_ids]
+        self._write(records)
+
+    def put_topic(self, name: str, topic: str, task_id: int) -> None:
+        value = {
+            "topic": {
+                "name": topic,
+                "connector": name,
+                "task": task_id,
+                "discoverTimestamp": int(time.time() * 1000),
+            }
+        }
+        self._write([(_topic_key(name, topic), encode(value))])
+
+    def remove_topics(self, name: str) -> None:
+        with self._lock:
+            topics = list(self._topics.get(name, {}))
+        if topics:
+            self._write([(_topic_key(name, t), None) for t in topics])
+
+    def _write(self, records: list[tuple[bytes, bytes | None]]) -> None:
+        with self._lock:
+            self.backend.write(records)
+            for key, value in records:
+                self._apply(key, value)
+
+    # ------------------------------------------------------------------ replay
+    def _apply(self, raw_key: bytes | None, raw_value: bytes | None) -> None:
+        if raw_key is None:
+            return
+        key = raw_key.decode()
+        value = decode(raw_value)
+        with self._lock:
+            if key.startswith(TOPIC_PREFIX):
+                topic, _, name = key.removeprefix(TOPIC_PREFIX).rpartition(TOPIC_SEPARATOR)
+                if value is None:
+                    self._topics.get(name, {}).pop(topic, None)
+                else:
+                    self._topics.setdefault(name, {})[topic] = int(value["topic"].get("task", 0))
+            elif key.startswith("status-connector-"):
+                name = key.removeprefix("status-connector-")
+                if value is None:
+                    self._connectors.pop(name, None)
+                else:
+                    self._connectors[name] = _decode_status(value)
+            elif key.startswith("status-task-"):
+                name, _, index = key.removeprefix("status-task-").rpartition("-")
+                if value is None:
+                    self._tasks.get(name, {}).pop(int(index), None)
+                else:
+                    self._tasks.setdefault(name, {})[int(index)] = _decode_status(value)
+
+
+def _topic_key(name: str, topic: str) -> bytes:
+    return f"{TOPIC_PREFIX}{topic}{TOPIC_SEPARATOR}{name}".encode()
+
+
+def _encode_status(status: Status) -> bytes:
+    return encode(
+        {
+            "state": status.state,
+            "trace": status.trace,
+            "worker_id": status.worker_id,
+            "generation": status.generation,
+        }
+    )
+
+
+def _decode_status(value: dict[str, object]) -> Status:
+    trace = value.get("trace")
+    generation = value.get("generation")
+    return Status(
+        state=str(value["state"]),
+        worker_id=str(value.get("worker_id", "")),
+        trace=str(trace) if trace else None,
+        generation=int(generation) if isinstance(generation, int) else 0,
+    )

@@ -1,0 +1,65 @@
+"""Worker configuration: Connect's worker property names, typed, with sparklink's own additions.
+
+Built from a `worker.properties` file and/or CLI flags; unknown keys are kept for forward compatibility.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class WorkerConfig(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="allow", frozen=True)
+
+    bootstrap_servers: str = Field("127.0.0.1:9092", alias="bootstrap.servers")
+    group_id: str = Field("sparklink-cluster", alias="group.id")
+    config_topic: str = Field("connect-configs", alias="config.storage.topic")
+    offset_topic: str = Field("connect-offsets", alias="offset.storage.topic")
+    status_topic: str = Field("connect-status", alias="status.storage.topic")
+    config_replication: int = Field(1, alias="config.storage.replication.factor")
+    offset_replication: int = Field(1, alias="offset.storage.replication.factor")
+    status_replication: int = Field(1, alias="status.storage.replication.factor")
+    offset_partitions: int = Field(25, alias="offset.storage.partitions")
+    status_partitions: int = Field(5, alias="status.storage.partitions")
+    rest_host: str = Field("127.0.0.1", alias="rest.host.name")
+    rest_port: int = Field(8083, alias="rest.port")
+    advertised_host: str | None = Field(None, alias="rest.advertised.host.name")
+    advertised_port: int | None = Field(None, alias="rest.advertised.port")
+    topic_tracking_enable: bool = Field(True, alias="topic.tracking.enable")
+    topic_tracking_allow_reset: bool = Field(True, alias="topic.tracking.allow.reset")
+    spark_master: str = Field("local[*]", alias="spark.master")
+    trigger_interval_ms: int = Field(1000, alias="task.trigger.interval.ms")
+    state_dir: str | None = Field(None, alias="sparklink.state.dir")
+
+    @property
+    def worker_id(self) -> str:
+        host = self.advertised_host or self.rest_host
+        return f"{host}:{self.advertised_port or self.rest_port}"
+
+    @classmethod
+    def from_properties(cls, path: Path | None, overrides: dict[str, str] | None = None) -> WorkerConfig:
+        props: dict[str, str] = {}
+        if path is not None:
+            props.update(read_properties(path))
+        props.update({k: v for k, v in (overrides or {}).items() if v is not None})
+        return cls.model_validate(props)
+
+    def with_overrides(self, **values: object) -> WorkerConfig:
+        return self.model_copy(update=values)
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """Java-properties-style `key=value` lines; `#` and `!` comments; `key: value` too."""
+    out: dict[str, str] = {}
+    for raw in Path(path).read_text().splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        sep = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
+        if sep < 0:
+            out[line] = ""
+        else:
+            out[line[:sep].strip()] = line[sep + 1 :].strip()
+    return out

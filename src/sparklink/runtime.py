@@ -116,9 +116,10 @@ class Runtime:
         return self
 
     def stop(self) -> None:
-        """Stop every task query, flush the stores and shut the REST server down."""
+        """Stop every task query, flush the stores and shut the REST server down. Idempotent."""
         if self.herder is not None:
-            self.herder.stop()
+            herder, self.herder = self.herder, None
+            herder.stop()
         if self.server is not None:
             self.server.should_exit = True
         if self._thread is not None:

@@ -1,0 +1,82 @@
+"""Shared fixtures: one real Kafka cluster (KRaft, from the Maven jars) and one SparkSession per test
+process, and a factory for in-process workers, each on its own internal topics."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sparklink.platform.kafka import KafkaCluster
+from sparklink.runtime import Runtime
+from sparklink.worker_config import WorkerConfig
+from tests.helpers import unique
+
+logging.getLogger("py4j").setLevel(logging.WARNING)
+
+
+@pytest.fixture(scope="session")
+def kafka() -> Iterator[KafkaCluster]:
+    state = Path(tempfile.mkdtemp(prefix="sparklink-test-kafka-"))
+    cluster = KafkaCluster.create(state / "cluster", brokers=1)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.destroy()
+        shutil.rmtree(state, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    from sparklink.execution.spark import build_session
+
+    session = build_session("local[2]", "sparklink-tests")
+    yield session
+    session.stop()
+
+
+WorkerFactory = Callable[..., Runtime]
+
+
+@pytest.fixture
+def worker_factory(kafka: KafkaCluster, spark: Any, tmp_path: Path) -> Iterator[WorkerFactory]:
+    """Start in-process workers on the shared broker and SparkSession; all are stopped at teardown.
+
+    Each call without `group` gets fresh internal topics; pass the same `group` to restart a worker
+    against the same topics.
+    """
+    started: list[Runtime] = []
+
+    def start(group: str | None = None, **overrides: Any) -> Runtime:
+        group = group or unique("group")
+        props = {
+            "bootstrap.servers": kafka.bootstrap_servers,
+            "group.id": group,
+            "config.storage.topic": f"{group}-configs",
+            "offset.storage.topic": f"{group}-offsets",
+            "status.storage.topic": f"{group}-status",
+            "offset.storage.partitions": 1,
+            "status.storage.partitions": 1,
+            "rest.port": 0,
+            "task.trigger.interval.ms": 300,
+            "sparklink.state.dir": str(tmp_path / group),
+            **overrides,
+        }
+        runtime = Runtime(WorkerConfig.model_validate(props), spark=spark).start()
+        started.append(runtime)
+        return runtime
+
+    yield start
+    for runtime in reversed(started):
+        runtime.stop()
+
+
+@pytest.fixture
+def worker(worker_factory: WorkerFactory) -> Runtime:
+    return worker_factory()

@@ -1,0 +1,85 @@
+"""Test helpers: waiting for conditions, reading topics, unique names."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import httpx
+from confluent_kafka import Consumer, TopicPartition
+
+from sparklink.kafka_clients import client_config
+
+T = TypeVar("T")
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def wait_for(condition: Callable[[], T], timeout: float = 60.0, what: str = "condition", interval: float = 0.25) -> T:
+    """Poll until `condition()` is truthy and return it; fail the test naming `what` otherwise."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            last = condition()
+        except (httpx.HTTPError, KeyError, IndexError) as exc:
+            last = exc
+        else:
+            if last:
+                return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}; last value: {last!r}")
+
+
+def topic_size(bootstrap: str, topic: str) -> int:
+    consumer = Consumer(client_config(bootstrap, **{"group.id": unique("size")}))
+    try:
+        meta = consumer.list_topics(topic, timeout=10).topics.get(topic)
+        if meta is None or meta.error is not None:
+            return 0
+        total = 0
+        for p in meta.partitions:
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+            total += high - low
+        return total
+    finally:
+        consumer.close()
+
+
+def read_topic(bootstrap: str, topic: str, at_least: int, timeout: float = 60.0) -> list[Any]:
+    """Every record in the topic once at least `at_least` are there (keys, values, headers, timestamps)."""
+    wait_for(lambda: topic_size(bootstrap, topic) >= at_least, timeout, f"{at_least} records in {topic}")
+    consumer = Consumer(
+        client_config(
+            bootstrap, **{"group.id": unique("reader"), "auto.offset.reset": "earliest", "enable.auto.commit": False}
+        )
+    )
+    try:
+        expected = topic_size(bootstrap, topic)
+        consumer.subscribe([topic])
+        out: list[Any] = []
+        deadline = time.monotonic() + timeout
+        while len(out) < expected and time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is None or msg.error():
+                continue
+            out.append(msg)
+        assert len(out) >= expected, f"read {len(out)} of {expected} records from {topic}"
+        return out
+    finally:
+        consumer.close()
+
+
+def status(url: str, name: str) -> dict[str, Any]:
+    response = httpx.get(f"{url}/connectors/{name}/status", timeout=30)
+    response.raise_for_status()
+    result: dict[str, Any] = response.json()
+    return result
+
+
+def task_states(url: str, name: str) -> list[str]:
+    return [t["state"] for t in status(url, name)["tasks"]]

@@ -26,8 +26,7 @@ if [[ ! -x .venv/bin/python || "$(cat $stamps/python 2>/dev/null)" != "$py_hash"
   say "creating .venv and installing pinned Python packages"
   [[ -x .venv/bin/python ]] || python3 -m venv .venv
   .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.lock
-  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e . \
-    || .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e .
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e .
   echo "$py_hash" > $stamps/python
 else
   say "python packages up to date (.venv)"
@@ -43,7 +42,14 @@ for set in kafka spark-kafka agents; do
   fi
   say "fetching $set jars with Maven into $dest"
   rm -rf "$dest.tmp"
-  mvn -q -B -Dstyle.color=never -f "$pom" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$root/$dest.tmp"
+  log=.cache/mvn-$set.log
+  if ! mvn -B -Dstyle.color=never -f "$pom" dependency:copy-dependencies -DincludeScope=runtime \
+      -DoutputDirectory="$root/$dest.tmp" > "$log" 2>&1; then
+    grep -E "ERROR|BUILD" "$log" | head -20 >&2
+    echo "bootstrap: Maven could not fetch the $set jars (full log: $log). Check that Maven Central is" \
+         "reachable, then run again." >&2
+    exit 1
+  fi
   rm -rf "$dest" && mv "$dest.tmp" "$dest"
   echo "$h" > $stamps/jars-$set
 done

@@ -1,0 +1,1 @@
+"""Benchmarks: timing goals live here, never in tests."""

@@ -18,7 +18,7 @@ import builtins
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from sparklink.api.config import ConfigDef
 
@@ -42,11 +42,22 @@ class TaskContext:
     """Source tasks: the stored offsets of this connector (partition, offset) at task start."""
 
 
+class ConnectorContext(Protocol):
+    """What the runtime offers a running connector (set as `connector.context` before `start`)."""
+
+    def request_task_reconfiguration(self) -> None:
+        """Ask for `task_configs` to be called again; tasks whose config changed are restarted."""
+
+    def raise_error(self, error: Exception) -> None:
+        """Fail the connector (state FAILED with this error's trace) from a background thread."""
+
+
 class Connector(ABC):
     """Base of all connector plugins. Subclasses set `type`, `task_class` and `config_def()`."""
 
     type: ClassVar[ConnectorType]
     task_class: ClassVar[builtins.type[Task]]
+    context: ConnectorContext
 
     def version(self) -> str:
         from sparklink import __version__
@@ -100,6 +111,17 @@ class SourceTask(Task):
     def topics(self, ctx: TaskContext) -> list[str] | None:
         """Topics this task writes to, when known up front (saves a pass per batch for tracking)."""
         return None
+
+    def producer_config(self, ctx: TaskContext) -> dict[str, str]:
+        """Kafka producer settings for Spark's writer, e.g. another cluster's `bootstrap.servers`.
+
+        The default takes Connect's `producer.override.*` keys from the task config.
+        """
+        prefix = "producer.override."
+        return {k.removeprefix(prefix): v for k, v in ctx.config.items() if k.startswith(prefix)}
+
+    def batch_written(self, batch: DataFrame, batch_id: int, ctx: TaskContext) -> None:
+        """Called after a batch is written and its offsets recorded (e.g. to emit offset syncs)."""
 
 
 class SinkTask(Task):

@@ -26,13 +26,19 @@ def sink_group(connector: str, config: dict[str, str]) -> str:
     return config.get("consumer.override.group.id") or f"{GROUP_PREFIX}{connector}"
 
 
-def write_records(batch: DataFrame, bootstrap_servers: str) -> int:
-    """Write a batch's Kafka columns with Spark's Kafka writer; return how many records it held."""
+def write_records(batch: DataFrame, bootstrap_servers: str, producer: dict[str, str] | None = None) -> int:
+    """Write a batch's Kafka columns with Spark's Kafka writer; return how many records it held.
+
+    `producer` holds Kafka producer settings (without the `kafka.` prefix Spark wants); its
+    `bootstrap.servers` overrides the worker's cluster.
+    """
     count = batch.count()
     if count:
         columns = [c for c in KAFKA_COLUMNS if c in batch.columns]
         writer = batch.select(*columns).write.format("kafka")
-        writer = writer.option("kafka.bootstrap.servers", bootstrap_servers).option("kafka.acks", "all")
+        settings = {"bootstrap.servers": bootstrap_servers, "acks": "all", **(producer or {})}
+        for key, value in settings.items():
+            writer = writer.option(f"kafka.{key}", value)
         if "headers" in columns:
             writer = writer.option("includeHeaders", "true")
         writer.save()

@@ -144,32 +144,40 @@ class Worker:
     def _start_source(self, run: RunningTask, task: SourceTask) -> StreamingQuery:
         stream = task.stream(run.ctx)
         known_topics = task.topics(run.ctx)
+        producer = task.producer_config(run.ctx)
 
         def commit(batch: DataFrame, batch_id: int) -> None:
             with _remember_error(run):
-                self._source_batch(run, task, batch, known_topics)
+                self._source_batch(run, task, batch, batch_id, known_topics, producer)
 
         return self._start_query(run, stream, commit)
 
     def _source_batch(
-        self, run: RunningTask, task: SourceTask, batch: DataFrame, known_topics: list[str] | None
+        self,
+        run: RunningTask,
+        task: SourceTask,
+        batch: DataFrame,
+        batch_id: int,
+        known_topics: list[str] | None,
+        producer: dict[str, str],
     ) -> None:
         """One source micro-batch, in this order:
 
         1. write the records to Kafka (Spark's Kafka writer, acks=all, in the JVM);
         2. record the batch's source offsets in the offsets store (acknowledged by the brokers);
         3. record newly seen topics (KIP-558) in the status store;
-        4. update metrics.
+        4. let the task react (`batch_written`, e.g. MirrorMaker's offset syncs), then update metrics.
         A crash between 1 and 2 replays the batch on restart: at least once, nothing lost.
         """
         batch.persist()
         try:
-            count = kafka_io.write_records(batch, self.bootstrap_servers)
+            count = kafka_io.write_records(batch, self.bootstrap_servers, producer)
             if count == 0:
                 return
             self.offsets.put(run.connector, list(task.batch_offsets(batch)))
             topics = known_topics or [r[0] for r in batch.select("topic").distinct().collect()]
             self.events.topics_seen(run.connector, run.task_id, topics)
+            task.batch_written(batch, batch_id, run.ctx)
             run.records += count
             run.batches += 1
         finally:

@@ -43,13 +43,17 @@ class Plugins:
         self._ensure_builtins()
 
     def _ensure_builtins(self) -> None:
-        # Registered here too so an uninstalled checkout (no entry points yet) still has them.
-        from sparklink.connectors import datagen
+        # Also registered here so a checkout without installed entry points still has them.
+        from sparklink.connectors import BUILTINS
 
-        builtins: list[tuple[type[Connector], str]] = [(datagen.DatagenConnector, "datagen")]
-        for cls, alias in builtins:
-            if alias not in self._by_name:
-                self.register(cls, alias)
+        for path, aliases in BUILTINS.items():
+            module, _, attr = path.partition(":")
+            if any(a in self._by_name for a in aliases):
+                continue
+            try:
+                self.register(getattr(importlib.import_module(module), attr), *aliases)
+            except Exception:
+                log.exception("could not load built-in connector %s", path)
 
     def register(self, cls: type[Connector], *aliases: str) -> None:
         desc = PluginDesc(cls, tuple(aliases))

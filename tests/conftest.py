@@ -44,6 +44,23 @@ def spark() -> Iterator[Any]:
 WorkerFactory = Callable[..., Runtime]
 
 
+def worker_props(kafka: KafkaCluster, group: str, state_dir: Path, **overrides: Any) -> dict[str, Any]:
+    """Worker properties on the shared broker with the group's own internal topics and short triggers."""
+    return {
+        "bootstrap.servers": kafka.bootstrap_servers,
+        "group.id": group,
+        "config.storage.topic": f"{group}-configs",
+        "offset.storage.topic": f"{group}-offsets",
+        "status.storage.topic": f"{group}-status",
+        "offset.storage.partitions": 1,
+        "status.storage.partitions": 1,
+        "rest.port": 0,
+        "task.trigger.interval.ms": 300,
+        "sparklink.state.dir": str(state_dir),
+        **overrides,
+    }
+
+
 @pytest.fixture
 def worker_factory(kafka: KafkaCluster, spark: Any, tmp_path: Path) -> Iterator[WorkerFactory]:
     """Start in-process workers on the shared broker and SparkSession; all are stopped at teardown.
@@ -55,19 +72,7 @@ def worker_factory(kafka: KafkaCluster, spark: Any, tmp_path: Path) -> Iterator[
 
     def start(group: str | None = None, **overrides: Any) -> Runtime:
         group = group or unique("group")
-        props = {
-            "bootstrap.servers": kafka.bootstrap_servers,
-            "group.id": group,
-            "config.storage.topic": f"{group}-configs",
-            "offset.storage.topic": f"{group}-offsets",
-            "status.storage.topic": f"{group}-status",
-            "offset.storage.partitions": 1,
-            "status.storage.partitions": 1,
-            "rest.port": 0,
-            "task.trigger.interval.ms": 300,
-            "sparklink.state.dir": str(tmp_path / group),
-            **overrides,
-        }
+        props = worker_props(kafka, group, tmp_path / group, **overrides)
         runtime = Runtime(WorkerConfig.model_validate(props), spark=spark).start()
         started.append(runtime)
         return runtime
@@ -80,3 +85,13 @@ def worker_factory(kafka: KafkaCluster, spark: Any, tmp_path: Path) -> Iterator[
 @pytest.fixture
 def worker(worker_factory: WorkerFactory) -> Runtime:
     return worker_factory()
+
+
+@pytest.fixture(scope="module")
+def module_worker(kafka: KafkaCluster, spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
+    """One worker shared by a module's tests (each test uses its own connector names)."""
+    group = unique("module")
+    props = worker_props(kafka, group, tmp_path_factory.mktemp(group))
+    runtime = Runtime(WorkerConfig.model_validate(props), spark=spark).start()
+    yield runtime
+    runtime.stop()

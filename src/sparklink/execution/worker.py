@@ -71,9 +71,13 @@ class Worker:
         self.scratch = Path(scratch_dir or tempfile.mkdtemp(prefix="sparklink-checkpoints-"))
         self._tasks: dict[tuple[str, int], RunningTask] = {}
         self._by_query: dict[str, RunningTask] = {}
+        self._early_exits: dict[str, str | None] = {}
         self._lock = threading.RLock()
         self._listener = _Listener(self._on_terminated)
         spark.streams.addListener(self._listener)
+        self._closed = threading.Event()
+        self._watchdog = threading.Thread(target=self._watch, name="task-watchdog", daemon=True)
+        self._watchdog.start()
 
     # ------------------------------------------------------------------ control
     def start_task(self, connector: str, task_id: int, task: Task, config: dict[str, str]) -> None:
@@ -95,6 +99,11 @@ class Worker:
             self._tasks[run.key] = run
             if query is not None:
                 self._by_query[str(query.id)] = run
+                # A query can die before start() returns (failing on its first batch); its
+                # termination event then arrived before we knew which task it belongs to.
+                early = self._early_exits.pop(str(query.id), None)
+        if query is not None and early is not None:
+            self._on_terminated(str(query.id), early)
         log.info("started task %s-%d (query %s)", connector, task_id, query.id if query else "idle")
 
     def stop_task(self, connector: str, task_id: int) -> None:
@@ -109,8 +118,7 @@ class Worker:
                 run.query.stop()
             except Exception:  # a query that already died has nothing left to stop
                 log.debug("stopping %s-%d", connector, task_id, exc_info=True)
-            with self._lock:
-                self._by_query.pop(str(run.query.id), None)
+            # Its entry in _by_query goes when the termination event arrives (marked as stopping).
         if isinstance(run.task, SinkTask):
             run.task.stop()
         shutil.rmtree(run.checkpoint, ignore_errors=True)
@@ -123,6 +131,7 @@ class Worker:
             self.stop_task(connector, task_id)
 
     def close(self) -> None:
+        self._closed.set()
         self.stop_all()
         try:
             self.spark.streams.removeListener(self._listener)
@@ -234,11 +243,33 @@ class Worker:
             .start()
         )
 
+    def _watch(self, interval: float = 2.0) -> None:
+        """Second line of failure detection: a query that is no longer active without having been
+        stopped has failed, even if its termination event never arrived (the stream thread died)."""
+        while not self._closed.wait(interval):
+            with self._lock:
+                runs = [r for r in self._tasks.values() if r.query is not None and not r.stopping]
+            for run in runs:
+                query = run.query
+                assert query is not None
+                try:
+                    if query.isActive:
+                        continue
+                    error = query.exception()
+                    text = str(error) if error is not None else "the task's query stopped unexpectedly"
+                except Exception as exc:  # the JVM side is gone or shutting down
+                    text = f"the task's query could not be inspected: {exc}"
+                self._on_terminated(str(query.id), text)
+
     def _on_terminated(self, query_id: str, exception: str | None) -> None:
         with self._lock:
             run = self._by_query.pop(query_id, None)
-        if run is None or run.stopping or not exception:
+            if run is None:
+                self._early_exits[query_id] = exception
+                return
+        if run.stopping or not exception or run.extra.get("reported"):
             return
+        run.extra["reported"] = True
         # The Python traceback from inside the batch names the real cause; Spark's own text wraps it
         # in Py4J frames. Keep both: cause first.
         trace = run.extra.get("error", "")
@@ -247,13 +278,20 @@ class Worker:
         self.events.task_failed(run.connector, run.task_id, trace)
 
 
+class TaskBatchError(RuntimeError):
+    """Fails a task's query with a short message; the full trace stays with the task's status."""
+
+
 @contextmanager
 def _remember_error(run: RunningTask) -> Iterator[None]:
     try:
         yield
     except Exception as exc:
-        run.extra["error"] = "".join(traceback.format_exception_only(exc)).strip() + "\n" + traceback.format_exc()
-        raise
+        summary = "".join(traceback.format_exception_only(exc)).strip()
+        run.extra["error"] = summary + "\n" + traceback.format_exc()
+        # Spark runs regexes over the failure text of a query; a long Py4J-wrapped trace can overflow
+        # the stream thread's stack and kill it before the termination event is sent.
+        raise TaskBatchError(summary.splitlines()[0][:500]) from None
 
 
 def _safe(name: str) -> str:

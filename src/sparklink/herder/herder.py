@@ -11,16 +11,26 @@ import logging
 import threading
 import traceback
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from sparklink.api.connector import Connector
-from sparklink.api.errors import BadRequestError, ConfigValidationError, NotFoundError
+from sparklink.api.errors import (
+    AlreadyExistsError,
+    BadRequestError,
+    ConfigValidationError,
+    ConnectError,
+    ForbiddenError,
+    NotFoundError,
+)
+from sparklink.execution import kafka_io
 from sparklink.execution.worker import Worker
-from sparklink.herder import validation
+from sparklink.herder import sink_offsets, validation
 from sparklink.herder.plugins import Plugins
+from sparklink.herder.restarts import RestartPlan, build_plan
 from sparklink.storage import config as cfgstore
 from sparklink.storage import status as st
-from sparklink.storage.config import ConfigStore
+from sparklink.storage.config import ConfigStore, RestartRequest
 from sparklink.storage.offsets import OffsetStore
 from sparklink.storage.status import Status, StatusStore
 from sparklink.worker_config import WorkerConfig
@@ -28,6 +38,10 @@ from sparklink.worker_config import WorkerConfig
 log = logging.getLogger(__name__)
 
 TASK_COUNT_KEY = "sparklink.task.count"
+STOPPED_REQUIRED = (
+    "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the "
+    "specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint"
+)
 
 
 class Herder:
@@ -53,6 +67,8 @@ class Herder:
         self.ready = False
         self._lock = threading.RLock()
         self._instances: dict[str, Connector] = {}
+        # Asynchronous work (KIP-745 restarts, task reconfiguration) runs here, one item at a time.
+        self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="herder")
 
     def attach_worker(self, worker: Worker) -> None:
         self.worker = worker
@@ -71,6 +87,7 @@ class Herder:
 
     def stop(self) -> None:
         self.ready = False
+        self._background.shutdown(wait=True, cancel_futures=True)
         with self._lock:
             for name in list(self._instances):
                 self._stop_connector(name, final_state=st.UNASSIGNED)
@@ -127,8 +144,6 @@ class Herder:
     def create_connector(self, name: str, config: dict[str, str], initial_state: str | None = None) -> dict[str, Any]:
         with self._lock:
             if self.configs.connector_config(name) is not None:
-                from sparklink.api.errors import AlreadyExistsError
-
                 raise AlreadyExistsError(f"Connector {name} already exists")
             config = self._validated(name, config)
             target = {"RUNNING": cfgstore.STARTED, None: None}.get(initial_state, initial_state)
@@ -165,7 +180,239 @@ class Herder:
     def validate(self, config: dict[str, str]) -> dict[str, list[str]]:
         return validation.validate(self.plugins, config)
 
+    # ------------------------------------------------------------------ target states
+    def pause_connector(self, name: str) -> None:
+        with self._lock:
+            self._require(name, f"Unknown connector {name}")
+            if self.configs.target_state(name) == cfgstore.PAUSED:
+                return
+            self._stop_connector(name, final_state=None)
+            self.configs.put_target_state(name, cfgstore.PAUSED)
+            # From STOPPED, pausing regenerates the tasks (paused) like Connect does.
+            self._start_connector(name, regenerate_tasks=not self.configs.task_configs(name))
+
+    def resume_connector(self, name: str) -> None:
+        with self._lock:
+            self._require(name, f"Unknown connector {name}")
+            if self.configs.target_state(name) == cfgstore.STARTED and name in self._instances:
+                return
+            self._stop_connector(name, final_state=None)
+            self.configs.put_target_state(name, cfgstore.STARTED)
+            self._start_connector(name)
+
+    def stop_connector(self, name: str) -> None:
+        """KIP-875 STOPPED: no tasks at all (empty task configs), the connector instance shut down."""
+        with self._lock:
+            self._require(name, f"Unknown connector {name}")
+            old_tasks = len(self.configs.task_configs(name))
+            self._stop_connector(name, final_state=None)
+            if old_tasks:
+                self.configs.put_task_configs(name, [])
+            self.configs.put_target_state(name, cfgstore.STOPPED)
+            for task_id in self.statuses.tasks(name):
+                self.statuses.remove_task(name, task_id)
+            self._put_connector_status(name, st.STOPPED)
+
+    # ------------------------------------------------------------------ restarts (KIP-745)
+    def restart_connector(self, name: str, include_tasks: bool, only_failed: bool) -> dict[str, Any] | None:
+        """Connector only and not only-failed: restart now, return None (204). Otherwise record the
+        request, run it in the background and return the plan with RESTARTING marked (202)."""
+        self._require(name, f"Unknown connector: {name}")
+        if not include_tasks and not only_failed:
+            with self._lock:
+                self._restart_instance(name)
+            return None
+        connector = self.statuses.connector(name)
+        if connector is None:
+            raise NotFoundError(f"Status for connector {name} not found")
+        request = RestartRequest(name, include_tasks, only_failed)
+        plan = build_plan(request, connector, self.statuses.tasks(name))
+        self.configs.put_restart_request(request)
+        body = self.connector_status(name)
+        if plan.restart_connector:
+            body["connector"]["state"] = st.RESTARTING
+        for task in body["tasks"]:
+            if task["id"] in plan.task_ids:
+                task["state"] = st.RESTARTING
+        if not plan.is_noop:
+            self._background.submit(self._execute_restart, plan)
+        else:
+            self.configs.clear_restart_request(name)
+        return body
+
+    def restart_task(self, name: str, task_id: int) -> None:
+        with self._lock:
+            self._require(name, f"Unknown connector: {name}")
+            task_configs = self.configs.task_configs(name)
+            if not 0 <= task_id < len(task_configs):
+                raise NotFoundError(f"Unknown task: {name}-{task_id}")
+            if self.worker is not None:
+                self.worker.stop_task(name, task_id)
+            self._start_task(name, task_id, task_configs[task_id])
+
+    def _execute_restart(self, plan: RestartPlan) -> None:
+        name = plan.request.connector
+        try:
+            with self._lock:
+                pending = self.configs.pending_restart(name)
+                self.configs.clear_restart_request(name)
+                if self.configs.connector_config(name) is None:
+                    return
+                if pending is not None and pending != plan.request:
+                    # A wider request arrived meanwhile and replaced ours: plan that one instead.
+                    status = self.statuses.connector(name)
+                    if status is not None:
+                        plan = build_plan(pending, status, self.statuses.tasks(name))
+                for task_id in plan.task_ids:
+                    if self.worker is not None:
+                        self.worker.stop_task(name, task_id)
+                    self._put_task_status(name, task_id, st.RESTARTING)
+                if plan.restart_connector:
+                    self._put_connector_status(name, st.RESTARTING)
+                    self._restart_instance(name)
+                task_configs = self.configs.task_configs(name)
+                running = self.configs.target_state(name) == cfgstore.STARTED
+                for task_id in plan.task_ids:
+                    if task_id < len(task_configs):
+                        if running:
+                            self._start_task(name, task_id, task_configs[task_id])
+                        else:
+                            self._put_task_status(name, task_id, _paused_or_stopped(self.configs.target_state(name)))
+        except Exception:
+            log.exception("restart of connector %s failed", name)
+
+    def _restart_instance(self, name: str) -> None:
+        """Restart the Connector instance only; tasks keep running unless their configs change."""
+        instance = self._instances.pop(name, None)
+        if instance is not None:
+            try:
+                instance.stop()
+            except Exception:
+                log.exception("connector %s failed while stopping", name)
+        config = self.connector_config(name)
+        target = self.configs.target_state(name)
+        if target == cfgstore.STOPPED:
+            self._put_connector_status(name, st.STOPPED)
+            return
+        try:
+            instance = self._new_instance(name, config)
+        except Exception as exc:
+            self._put_connector_status(name, st.FAILED, _trace(exc))
+            return
+        self._instances[name] = instance
+        self._put_connector_status(name, st.RUNNING if target == cfgstore.STARTED else st.PAUSED)
+
+    # ------------------------------------------------------------------ offsets (KIP-875)
+    def connector_offsets(self, name: str) -> list[dict[str, Any]]:
+        config = self.connector_config(name)
+        if self._type_of(config) == "sink":
+            return sink_offsets.read(self.config.bootstrap_servers, kafka_io.sink_group(name, config))
+        return [{"partition": p, "offset": o} for p, o in self.offsets.get(name)]
+
+    def alter_offsets(self, name: str, offsets: list[tuple[Any, Any]]) -> str:
+        return self._modify_offsets(name, offsets)
+
+    def reset_offsets(self, name: str) -> str:
+        return self._modify_offsets(name, None)
+
+    def _modify_offsets(self, name: str, offsets: list[tuple[Any, Any]] | None) -> str:
+        verb = "altered" if offsets is not None else "reset"
+        with self._lock:
+            config = self.connector_config(name)
+            if self.configs.target_state(name) != cfgstore.STOPPED or self.configs.task_configs(name):
+                raise BadRequestError(STOPPED_REQUIRED.format(name=name))
+            desc = self.plugins.resolve(config["connector.class"])
+            if desc.type == "sink":
+                group = kafka_io.sink_group(name, config)
+                if offsets is None:
+                    current = sink_offsets.read(self.config.bootstrap_servers, group)
+                    handled = self._connector_alter(desc.cls, name, config, [(o["partition"], None) for o in current])
+                    sink_offsets.reset(self.config.bootstrap_servers, name, group)
+                else:
+                    changes = sink_offsets.parse(offsets)
+                    handled = self._connector_alter(desc.cls, name, config, offsets)
+                    sink_offsets.alter(self.config.bootstrap_servers, name, group, changes)
+            else:
+                if offsets is None:
+                    offsets = [(p, None) for p, _ in self.offsets.get(name)]
+                for partition, offset in offsets:
+                    _check_source_offset(partition, offset)
+                handled = self._connector_alter(desc.cls, name, config, offsets)
+                self.offsets.put(name, offsets)
+        if handled:
+            return f"The offsets for this connector have been {verb} successfully"
+        return (
+            f"The Connect framework-managed offsets for this connector have been {verb} successfully. However, if "
+            f"this connector manages offsets externally, they will need to be manually {verb} in the system that "
+            "the connector uses."
+        )
+
+    @staticmethod
+    def _connector_alter(
+        cls: type[Connector], name: str, config: dict[str, str], offsets: list[tuple[Any, Any]]
+    ) -> bool:
+        try:
+            return bool(cls().alter_offsets(config, offsets))
+        except NotImplementedError:
+            raise ConnectError(
+                f"Failed to modify offsets for connector {name} because it doesn't support external "
+                "modification of offsets"
+            ) from None
+        except ValueError as exc:
+            raise BadRequestError(str(exc)) from None
+
+    # ------------------------------------------------------------------ active topics (KIP-558)
+    def active_topics(self, name: str) -> list[str]:
+        if not self.config.topic_tracking_enable:
+            raise ForbiddenError("Topic tracking is disabled.")
+        return self.statuses.topics(name)
+
+    def reset_active_topics(self, name: str) -> None:
+        if not self.config.topic_tracking_enable:
+            raise ForbiddenError("Topic tracking is disabled.")
+        if not self.config.topic_tracking_allow_reset:
+            raise ForbiddenError("Topic tracking reset is disabled.")
+        self.statuses.remove_topics(name)
+
+    # ------------------------------------------------------------------ connector context
+    def request_task_reconfiguration(self, name: str) -> None:
+        self._background.submit(self._reconfigure, name)
+
+    def connector_failed(self, name: str, error: Exception) -> None:
+        self._put_connector_status(name, st.FAILED, _trace(error))
+
+    def _reconfigure(self, name: str) -> None:
+        with self._lock:
+            instance = self._instances.get(name)
+            config = self.configs.connector_config(name)
+            if instance is None or config is None or self.configs.target_state(name) != cfgstore.STARTED:
+                return
+            old = self.configs.task_configs(name)
+            try:
+                new = self._generate_tasks(name, instance, config)
+            except Exception as exc:
+                self._put_connector_status(name, st.FAILED, _trace(exc))
+                return
+            for task_id in range(len(new), len(old)):
+                if self.worker is not None:
+                    self.worker.stop_task(name, task_id)
+            for task_id, task_config in enumerate(new):
+                if task_id >= len(old) or old[task_id] != task_config:
+                    self._start_task(name, task_id, task_config)
+
     # ------------------------------------------------------------------ internals
+    def _require(self, name: str, message: str) -> dict[str, str]:
+        config = self.configs.connector_config(name)
+        if config is None:
+            raise NotFoundError(message)
+        return config
+
+    def _new_instance(self, name: str, config: dict[str, str]) -> Connector:
+        instance = self.plugins.resolve(config["connector.class"]).cls()
+        instance.context = _Context(self, name)
+        instance.start(config)
+        return instance
+
     def _validated(self, name: str, config: dict[str, str]) -> dict[str, str]:
         config = {str(k): "" if v is None else str(v) for k, v in config.items()}
         if "name" in config and config["name"] != name:
@@ -202,9 +449,7 @@ class Herder:
             self._put_connector_status(name, st.STOPPED)
             return
         try:
-            desc = self.plugins.resolve(config["connector.class"])
-            instance = desc.cls()
-            instance.start(config)
+            instance = self._new_instance(name, config)
         except Exception as exc:
             log.error("connector %s failed to start: %s", name, exc)
             self._put_connector_status(name, st.FAILED, _trace(exc))
@@ -248,6 +493,9 @@ class Herder:
         if self.worker is None:
             self._put_task_status(name, task_id, st.UNASSIGNED)
             return
+        # RUNNING goes first: a query that fails on its first batch reports FAILED from Spark's
+        # listener thread, and that report must not be overwritten by a late RUNNING.
+        self._put_task_status(name, task_id, st.RUNNING)
         try:
             config = self.configs.connector_config(name) or {}
             task = self.plugins.resolve(config["connector.class"]).cls.task_class()
@@ -255,8 +503,6 @@ class Herder:
         except Exception as exc:
             log.error("task %s-%d failed to start: %s", name, task_id, exc)
             self._put_task_status(name, task_id, st.FAILED, _trace(exc))
-            return
-        self._put_task_status(name, task_id, st.RUNNING)
 
     def _stop_tasks(self, name: str, final_state: str | None) -> None:
         for task_id in range(len(self.configs.task_configs(name))):
@@ -294,6 +540,47 @@ class Herder:
         for topic in topics:
             if not self.statuses.has_topic(connector, topic):
                 self.statuses.put_topic(connector, topic, task_id)
+
+
+class _Context:
+    """The ConnectorContext a connector instance gets; calls back into the herder."""
+
+    def __init__(self, herder: Herder, name: str) -> None:
+        self._herder = herder
+        self._name = name
+
+    def request_task_reconfiguration(self) -> None:
+        self._herder.request_task_reconfiguration(self._name)
+
+    def raise_error(self, error: Exception) -> None:
+        self._herder.connector_failed(self._name, error)
+
+
+def _paused_or_stopped(target: str) -> str:
+    return st.PAUSED if target == cfgstore.PAUSED else st.STOPPED
+
+
+def _check_source_offset(partition: Any, offset: Any) -> None:
+    """Connect's OffsetUtils rules: string keys and primitive values only."""
+    for what, value in (("partition", partition), ("offset", offset)):
+        if value is None and what == "offset":
+            continue
+        if not isinstance(value, dict):
+            raise BadRequestError(f"Source connector {what}s must be JSON objects, not {json_type(value)}")
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise BadRequestError(f"Source connector {what} keys must be strings")
+            if isinstance(item, dict | list):
+                raise BadRequestError(
+                    f"Source connector {what} values must be primitives (string, number, boolean or null); "
+                    f"'{key}' is {json_type(item)}"
+                )
+
+
+def json_type(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(
+        type(value), type(value).__name__
+    )
 
 
 def _state_entry(status: Status) -> dict[str, Any]:

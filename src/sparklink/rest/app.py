@@ -7,7 +7,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sparklink import __version__
 from sparklink.herder.herder import Herder
-from sparklink.rest import connectors, errors, root
+from sparklink.rest import connectors, errors, loggers, plugins, root
 
 
 class StripTrailingSlash:
@@ -30,5 +30,7 @@ def create_app(herder: Herder) -> FastAPI:
     errors.install(app)
     app.include_router(root.router)
     app.include_router(connectors.router)
+    app.include_router(plugins.router)
+    app.include_router(loggers.router)
     app.add_middleware(StripTrailingSlash)
     return app

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
 from sparklink.api.errors import BadRequestError, NotFoundError
-from sparklink.rest.body import as_config, json_body
+from sparklink.rest.body import as_config, json_body, parse_bool
 from sparklink.rest.deps import HerderDep
 
 router = APIRouter(prefix="/connectors", tags=["connectors"])
@@ -127,3 +127,86 @@ async def _in_thread(fn: Any, *args: Any) -> Any:
     from starlette.concurrency import run_in_threadpool
 
     return await run_in_threadpool(fn, *args)
+
+
+# ---------------------------------------------------------------------- lifecycle
+@router.put("/{name}/pause", status_code=202)
+async def pause(herder: HerderDep, name: str) -> Response:
+    await _in_thread(herder.pause_connector, name)
+    return Response(status_code=202)
+
+
+@router.put("/{name}/resume", status_code=202)
+async def resume(herder: HerderDep, name: str) -> Response:
+    await _in_thread(herder.resume_connector, name)
+    return Response(status_code=202)
+
+
+@router.put("/{name}/stop", status_code=204)
+async def stop(herder: HerderDep, name: str) -> Response:
+    await _in_thread(herder.stop_connector, name)
+    return Response(status_code=204)
+
+
+@router.post("/{name}/restart")
+async def restart(herder: HerderDep, name: str, request: Request) -> Response:
+    include_tasks = parse_bool(request.query_params.get("includeTasks"))
+    only_failed = parse_bool(request.query_params.get("onlyFailed"))
+    plan = await _in_thread(herder.restart_connector, name, include_tasks, only_failed)
+    if plan is None:
+        return Response(status_code=204)
+    return JSONResponse(plan, status_code=202)
+
+
+@router.post("/{name}/tasks/{task}/restart", status_code=204)
+async def restart_task(herder: HerderDep, name: str, task: str) -> Response:
+    if not task.isdigit():
+        raise NotFoundError(f"Unknown task: {name}-{task}")
+    await _in_thread(herder.restart_task, name, int(task))
+    return Response(status_code=204)
+
+
+# ---------------------------------------------------------------------- offsets (KIP-875)
+@router.get("/{name}/offsets")
+async def get_offsets(herder: HerderDep, name: str) -> dict[str, Any]:
+    return {"offsets": await _in_thread(herder.connector_offsets, name)}
+
+
+@router.patch("/{name}/offsets")
+async def alter_offsets(herder: HerderDep, name: str, request: Request) -> dict[str, str]:
+    body = await json_body(request, required=False)
+    if body is not None and not isinstance(body, dict):
+        raise BadRequestError(
+            'The request body must be a JSON object: {"offsets": [{"partition": ..., "offset": ...}]}'
+        )
+    unknown = sorted(set(body or {}) - {"offsets"})
+    if unknown:
+        raise BadRequestError(f"Unrecognized field(s) {unknown}; an alter offsets request has only 'offsets'")
+    entries = (body or {}).get("offsets")
+    if not entries:
+        raise BadRequestError("Partitions / offsets need to be provided for an alter offsets request")
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise BadRequestError('\'offsets\' must be a list of {"partition": {...}, "offset": {...}} objects')
+    for entry in entries:
+        extra = sorted(set(entry) - {"partition", "offset"})
+        if extra:
+            raise BadRequestError(f"Unrecognized field(s) {extra} in an offsets entry; allowed: 'partition', 'offset'")
+    pairs = [(e.get("partition"), e.get("offset")) for e in entries]
+    return {"message": await _in_thread(herder.alter_offsets, name, pairs)}
+
+
+@router.delete("/{name}/offsets")
+async def reset_offsets(herder: HerderDep, name: str) -> dict[str, str]:
+    return {"message": await _in_thread(herder.reset_offsets, name)}
+
+
+# ---------------------------------------------------------------------- active topics (KIP-558)
+@router.get("/{name}/topics")
+def get_topics(herder: HerderDep, name: str) -> dict[str, dict[str, list[str]]]:
+    return {name: {"topics": herder.active_topics(name)}}
+
+
+@router.put("/{name}/topics/reset", status_code=202)
+def reset_topics(herder: HerderDep, name: str) -> Response:
+    herder.reset_active_topics(name)
+    return Response(status_code=202)

@@ -1,0 +1,33 @@
+"""KIP-745 restart plans: which of a connector's instance and tasks a restart request touches.
+
+Pure functions over statuses, so the REST 202 body ("the plan") and the execution agree by
+construction. Caller: the herder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sparklink.storage.config import RestartRequest
+from sparklink.storage.status import FAILED, Status
+
+
+@dataclass(frozen=True)
+class RestartPlan:
+    request: RestartRequest
+    restart_connector: bool
+    task_ids: tuple[int, ...]
+
+    @property
+    def is_noop(self) -> bool:
+        return not self.restart_connector and not self.task_ids
+
+
+def build_plan(request: RestartRequest, connector: Status, tasks: dict[int, Status]) -> RestartPlan:
+    """Connector: restarted unless only failed ones are asked for and it is not FAILED.
+    Tasks: only with includeTasks, and then every task or only the FAILED ones."""
+    restart_connector = not request.only_failed or connector.state == FAILED
+    task_ids: tuple[int, ...] = ()
+    if request.include_tasks:
+        task_ids = tuple(sorted(i for i, s in tasks.items() if not request.only_failed or s.state == FAILED))
+    return RestartPlan(request, restart_connector, task_ids)

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 app = typer.Typer(help="List, create, inspect and control connectors on a running worker.", no_args_is_help=True)
-console = Console()
+console = Console(soft_wrap=True)
 
 Url = Annotated[str, typer.Option("--url", envvar="SPARKLINK_URL", help="The worker's REST URL.")]
 DEFAULT_URL = "http://127.0.0.1:8083"
@@ -96,3 +96,88 @@ def delete(name: str, url: Url = DEFAULT_URL) -> None:
     """Delete a connector (its tasks stop; its offsets stay)."""
     call("DELETE", url, f"/connectors/{name}")
     console.print(f"deleted {name}")
+
+
+@app.command()
+def pause(name: str, url: Url = DEFAULT_URL) -> None:
+    """Pause a connector: its task queries stop, offsets stay, and `resume` continues where they left off."""
+    call("PUT", url, f"/connectors/{name}/pause")
+    console.print(f"pausing {name}")
+
+
+@app.command()
+def resume(name: str, url: Url = DEFAULT_URL) -> None:
+    """Resume a paused or stopped connector."""
+    call("PUT", url, f"/connectors/{name}/resume")
+    console.print(f"resuming {name}")
+
+
+@app.command()
+def stop(name: str, url: Url = DEFAULT_URL) -> None:
+    """Stop a connector completely (no tasks); required before altering or resetting its offsets."""
+    call("PUT", url, f"/connectors/{name}/stop")
+    console.print(f"stopped {name}")
+
+
+@app.command()
+def restart(
+    name: str,
+    url: Url = DEFAULT_URL,
+    include_tasks: Annotated[bool, typer.Option("--include-tasks", help="Restart tasks too.")] = False,
+    only_failed: Annotated[bool, typer.Option("--only-failed", help="Only what is FAILED.")] = False,
+    task: Annotated[int | None, typer.Option("--task", help="Restart just this task id.")] = None,
+) -> None:
+    """Restart a connector (KIP-745), or one task with --task.
+
+    Examples: `restart orders --include-tasks --only-failed` restarts only failed parts.
+    """
+    if task is not None:
+        call("POST", url, f"/connectors/{name}/tasks/{task}/restart")
+        console.print(f"restarted task {name}-{task}")
+        return
+    params = {"includeTasks": str(include_tasks).lower(), "onlyFailed": str(only_failed).lower()}
+    response = call("POST", url, f"/connectors/{name}/restart", params=params)
+    if response.status_code == 204:
+        console.print(f"restarted connector {name}")
+        return
+    plan = response.json()
+    targets = (["connector"] if plan["connector"]["state"] == "RESTARTING" else []) + [
+        f"task {t['id']}" for t in plan["tasks"] if t["state"] == "RESTARTING"
+    ]
+    console.print(f"restarting {name}: {', '.join(targets) if targets else 'nothing needed a restart'}")
+
+
+@app.command()
+def offsets(
+    name: str,
+    url: Url = DEFAULT_URL,
+    alter: Annotated[Path | None, typer.Option(help='JSON file {"offsets": [...]} to apply.', exists=True)] = None,
+    reset: Annotated[bool, typer.Option("--reset", help="Reset all offsets.")] = False,
+) -> None:
+    """Show a connector's offsets, or alter/reset them (the connector must be stopped first)."""
+    if alter is not None:
+        message = call("PATCH", url, f"/connectors/{name}/offsets", json=json.loads(alter.read_text())).json()
+        console.print(message["message"])
+        return
+    if reset:
+        console.print(call("DELETE", url, f"/connectors/{name}/offsets").json()["message"])
+        return
+    table = Table("partition", "offset")
+    for entry in call("GET", url, f"/connectors/{name}/offsets").json()["offsets"]:
+        table.add_row(json.dumps(entry["partition"]), json.dumps(entry["offset"]))
+    console.print(table)
+
+
+@app.command()
+def topics(
+    name: str,
+    url: Url = DEFAULT_URL,
+    reset: Annotated[bool, typer.Option("--reset", help="Forget the recorded topics.")] = False,
+) -> None:
+    """Topics a connector has used (KIP-558), or reset that record."""
+    if reset:
+        call("PUT", url, f"/connectors/{name}/topics/reset")
+        console.print(f"reset active topics of {name}")
+        return
+    for topic in call("GET", url, f"/connectors/{name}/topics").json()[name]["topics"]:
+        console.print(topic)

@@ -40,6 +40,11 @@ def test_datagen_connector_writes_the_expected_records(kafka: KafkaCluster, work
     assert [t["id"] for t in tasks] == [{"connector": "gen", "task": 0}, {"connector": "gen", "task": 1}]
     assert all(t["config"]["task.class"].endswith("DatagenTask") for t in tasks)
 
+    metrics = httpx.get(f"{worker.url}/metrics", timeout=10).text
+    assert 'sparklink_connector_state{connector="gen",state="RUNNING"} 1.0' in metrics
+    moved = [line for line in metrics.splitlines() if line.startswith('sparklink_task_records_total{connector="gen"')]
+    assert len(moved) == 2 and sum(float(line.split()[-1]) for line in moved) >= 300
+
 
 def test_a_failing_task_is_failed_with_its_trace_while_siblings_run(worker_factory: WorkerFactory) -> None:
     worker = worker_factory()

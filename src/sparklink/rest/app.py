@@ -7,7 +7,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sparklink import __version__
 from sparklink.herder.herder import Herder
-from sparklink.rest import connectors, errors, loggers, plugins, root
+from sparklink.rest import connectors, errors, loggers, metrics, plugins, root
 
 
 class StripTrailingSlash:
@@ -32,5 +32,6 @@ def create_app(herder: Herder) -> FastAPI:
     app.include_router(connectors.router)
     app.include_router(plugins.router)
     app.include_router(loggers.router)
+    app.include_router(metrics.router)
     app.add_middleware(StripTrailingSlash)
     return app

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent set-up for sparklink, run by `make demo` and `make test`:
 #   1. a virtualenv in .venv with the pinned Python dependencies and sparklink itself (editable);
-#   2. the JVM jars from Maven Central into .cache/jars/<set>, one set per pom under jvm/.
+#   2. the JVM jars from Maven Central into .cache/jars/<set>, one set per pom under jvm/;
+#   3. Debian's PostgreSQL server (initdb, postgres), which the JDBC connector tests start on loopback.
 # Each step is skipped when a stamp holding the hash of its inputs matches, so a second run takes
 # seconds and downloads nothing. Delete .venv or .cache to force a rebuild.
 set -euo pipefail
@@ -32,7 +33,7 @@ else
   say "python packages up to date (.venv)"
 fi
 
-for set in kafka spark-kafka agents; do
+for set in kafka spark-kafka agents jdbc; do
   pom=jvm/$set/pom.xml
   h=$(fingerprint "$pom")
   dest=.cache/jars/$set
@@ -53,3 +54,18 @@ for set in kafka spark-kafka agents; do
   rm -rf "$dest" && mv "$dest.tmp" "$dest"
   echo "$h" > $stamps/jars-$set
 done
+
+# The JDBC connector tests run a throwaway PostgreSQL server from Debian's package (as root: apt-get).
+if compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null; then
+  say "postgresql up to date ($(ls -d /usr/lib/postgresql/*/ | head -1))"
+else
+  need apt-get "install PostgreSQL (initdb, pg_ctl) with your system's package manager"
+  say "installing Debian's postgresql package"
+  log=.cache/apt-postgresql.log
+  if ! { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends postgresql; } \
+      > "$log" 2>&1; then
+    tail -20 "$log" >&2
+    echo "bootstrap: could not install postgresql (full log: $log)." >&2
+    exit 1
+  fi
+fi

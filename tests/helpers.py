@@ -83,3 +83,12 @@ def status(url: str, name: str) -> dict[str, Any]:
 
 def task_states(url: str, name: str) -> list[str]:
     return [t["state"] for t in status(url, name)["tasks"]]
+
+
+def create_topic(bootstrap: str, topic: str, partitions: int = 1) -> None:
+    """Create a topic and wait until it is there (a sink task only reads partitions that exist at its start)."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient(client_config(bootstrap))
+    admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(timeout=30)
+    wait_for(lambda: topic in admin.list_topics(timeout=10).topics, 30, f"topic {topic}")

@@ -70,6 +70,12 @@ def read_stream(
     max_records = config.get("sparklink.max.records.per.batch")
     if max_records:
         reader = reader.option("maxOffsetsPerTrigger", max_records)
+    min_records = config.get("sparklink.min.records.per.batch")
+    if min_records:
+        # Spark then starts a batch only once this many records wait, or once the delay has passed
+        # since it last started one: a task sets its own batch cadence (e.g. a file roll interval).
+        reader = reader.option("minOffsetsPerTrigger", min_records)
+        reader = reader.option("maxTriggerDelay", f"{config.get('sparklink.max.batch.delay.ms', '900000')}ms")
     return reader.load()
 
 

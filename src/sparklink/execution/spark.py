@@ -1,4 +1,7 @@
-"""The worker's SparkSession, configured with Spark's Kafka connector jars from the bootstrap cache."""
+"""The worker's SparkSession, configured with Spark's Kafka connector jars from the bootstrap cache.
+
+The JDBC driver set (`jdbc`, for the JDBC connectors) is added when the bootstrap has fetched it.
+"""
 
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ def build_session(
     builder = (
         SparkSession.builder.master(master)
         .appName(app_name)
-        .config("spark.jars", ",".join(artifacts.jar_list("spark-kafka")))
+        .config("spark.jars", ",".join(artifacts.jar_list("spark-kafka") + _optional_jars("jdbc")))
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
@@ -42,3 +45,11 @@ def build_session(
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     return session
+
+
+def _optional_jars(jar_set: str) -> list[str]:
+    """The jars of a set that only some connectors need; none before the bootstrap has fetched it."""
+    try:
+        return artifacts.jar_list(jar_set)
+    except artifacts.ArtifactsMissingError:
+        return []

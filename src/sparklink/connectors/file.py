@@ -1,0 +1,207 @@
+"""`FileStreamSource` and `FileStreamSink`: Apache Kafka's file connectors, with the same configs and offsets.
+
+The source tails one file (`file_lines`, a Spark Python Data Source) and writes one record per line to
+`topic`: no key, the line as value. Its source partition is {"filename": <file>} and its offset
+{"position": <byte position after the last line written>}, as in Kafka's FileStreamSourceTask, so
+offsets move between the two runtimes. Unlike Kafka's, `file` is required (no stdin) and `batch.size`
+bounds the lines of one micro-batch (Kafka: of one poll). A missing file is waited for; a file cut
+below the stored position yields nothing until it grows past that position again.
+
+The sink appends each record's value, decoded as UTF-8, as one line of `file` (a null value as `null`,
+as Kafka's does). This is the one place records pass through Python on purpose: a file is written by
+one process, and Spark's text writer writes directories of part files, not one appended file. The
+records of a micro-batch are streamed to the driver partition by partition (`toLocalIterator`, in
+offset order within each Kafka partition) and appended in chunks of whole lines, each chunk under an
+exclusive `flock` so that tasks sharing the file never interleave inside a line; the file is fsynced
+before `write_batch` returns, that is before the runtime commits the batch's offsets.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sparklink.api import config as cfg
+from sparklink.api.connector import (
+    Offset,
+    Partition,
+    SinkConnector,
+    SinkTask,
+    SourceConnector,
+    SourceTask,
+    TaskContext,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+FILENAME_FIELD = "filename"
+POSITION_FIELD = "position"
+_CHUNK_BYTES = 1 << 20
+
+SOURCE_CONFIG = (
+    cfg.ConfigDef()
+    .define(cfg.ConfigKey("file", "STRING", "Source filename.", importance="HIGH", validator=cfg.non_empty))
+    .define(
+        cfg.ConfigKey("topic", "STRING", "The topic to publish data to.", importance="HIGH", validator=cfg.non_empty)
+    )
+    .define(
+        cfg.ConfigKey(
+            "batch.size",
+            "INT",
+            "The maximum number of lines the source task reads from the file for one micro-batch.",
+            default=2000,
+            importance="LOW",
+            validator=cfg.at_least(1),
+        )
+    )
+)
+SINK_CONFIG = cfg.ConfigDef().define(
+    cfg.ConfigKey("file", "STRING", "Destination filename.", importance="HIGH", validator=cfg.non_empty)
+)
+
+
+class FileStreamSourceConnector(SourceConnector):
+    @classmethod
+    def config_def(cls) -> cfg.ConfigDef:
+        return SOURCE_CONFIG
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        # Only one reader of the file makes sense.
+        return [dict(self.config)]
+
+    def alter_offsets(self, config: Mapping[str, str], offsets: list[tuple[Partition, Offset | None]]) -> bool:
+        """Check each entry's shape (Kafka's FileStreamSourceConnector rules); the task checks the value."""
+        for partition, offset in offsets:
+            if offset is None:
+                # Tombstones are always allowed, so that stray partitions can be cleaned up.
+                continue
+            if POSITION_FIELD not in offset:
+                raise ValueError(f"Offset objects should either be null or contain the key '{POSITION_FIELD}'")
+            position = offset[POSITION_FIELD]
+            if isinstance(position, bool) or not isinstance(position, int):
+                raise ValueError(f"The value for the '{POSITION_FIELD}' key in the offset is expected to be an integer")
+            if position < 0:
+                raise ValueError(
+                    f"The value for the '{POSITION_FIELD}' key in the offset should be a non-negative value"
+                )
+            if partition is None:
+                raise ValueError("Partition objects cannot be null")
+            if not isinstance(partition.get(FILENAME_FIELD), str):
+                raise ValueError(f"Partition objects should contain the key '{FILENAME_FIELD}' with a string value")
+        return True
+
+
+class FileStreamSourceTask(SourceTask):
+    def stream(self, ctx: TaskContext) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        from sparklink.connectors import file_lines
+
+        parsed = SOURCE_CONFIG.parse(ctx.config)
+        path = str(parsed["file"])
+        self._partition: Partition = {FILENAME_FIELD: path}
+        ctx.spark.dataSource.register(file_lines.FileLinesDataSource)
+        lines = (
+            ctx.spark.readStream.format(file_lines.FORMAT)
+            .option("path", os.path.abspath(path))
+            .option("position", str(resume_position(path, ctx.resume)))
+            .option("batch.size", str(parsed["batch.size"]))
+            .load()
+        )
+        return lines.select(
+            F.lit(parsed["topic"]).alias("topic"),
+            F.lit(None).cast("string").alias("key"),
+            F.col("value"),
+            F.col("_position"),
+        )
+
+    def batch_offsets(self, batch: DataFrame) -> list[tuple[Partition, Offset]]:
+        from pyspark.sql import functions as F
+
+        top = batch.agg(F.max("_position")).first()
+        if top is None or top[0] is None:
+            return []
+        return [(self._partition, {POSITION_FIELD: int(top[0])})]
+
+    def topics(self, ctx: TaskContext) -> list[str] | None:
+        return [ctx.config["topic"]]
+
+
+def resume_position(path: str, resume: list[tuple[Partition, Offset]]) -> int:
+    """The stored position for this file, 0 without one; a malformed one fails the task, as in Kafka."""
+    for partition, offset in resume:
+        if partition.get(FILENAME_FIELD) == path and offset is not None:
+            position = offset.get(POSITION_FIELD)
+            if position is None:
+                return 0
+            if isinstance(position, bool) or not isinstance(position, int) or position < 0:
+                raise ValueError(f"Offset position is the incorrect type: {position!r} for file {path}")
+            return position
+    return 0
+
+
+class FileStreamSinkConnector(SinkConnector):
+    @classmethod
+    def config_def(cls) -> cfg.ConfigDef:
+        return SINK_CONFIG
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.config) for _ in range(max_tasks)]
+
+    def alter_offsets(self, config: Mapping[str, str], offsets: list[tuple[Partition, Offset | None]]) -> bool:
+        # The sink keeps no offsets of its own and has nothing to check (as Kafka's FileStreamSinkConnector).
+        return True
+
+
+class FileStreamSinkTask(SinkTask):
+    def write_batch(self, batch: DataFrame, batch_id: int, ctx: TaskContext) -> None:
+        values = (row[0] for row in batch.select("value").toLocalIterator())
+        append_lines(Path(ctx.config["file"]), (_line(value) for value in values))
+
+
+def _line(value: Any) -> bytes:
+    if value is None:
+        return b"null\n"
+    text = bytes(value).decode("utf-8", errors="replace")
+    return text.encode("utf-8") + b"\n"
+
+
+def append_lines(path: Path, lines: Iterable[bytes]) -> int:
+    """Append whole lines to `path` in locked chunks, then fsync; returns the bytes written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    written = 0
+    try:
+        chunk: list[bytes] = []
+        size = 0
+        for line in lines:
+            chunk.append(line)
+            size += len(line)
+            if size >= _CHUNK_BYTES:
+                written += _locked_append(fd, b"".join(chunk))
+                chunk, size = [], 0
+        if chunk:
+            written += _locked_append(fd, b"".join(chunk))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return written
+
+
+def _locked_append(fd: int, data: bytes) -> int:
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    return len(data)
+
+
+FileStreamSourceConnector.task_class = FileStreamSourceTask
+FileStreamSinkConnector.task_class = FileStreamSinkTask

@@ -1,0 +1,53 @@
+"""A sparklink worker in its own process (`sparklink worker`), for tests that kill it with SIGKILL."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from sparklink.platform import ports, process
+from tests.helpers import wait_for
+
+
+class WorkerProcess:
+    def __init__(self, props: dict[str, Any], state_dir: Path) -> None:
+        self.props = {**props, "rest.port": props.get("rest.port") or ports.free_port()}
+        self.state_dir = state_dir
+        self.pid = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.props['rest.port']}"
+
+    @property
+    def log(self) -> Path:
+        return self.state_dir / "worker.log"
+
+    def start(self, timeout: float = 120.0) -> WorkerProcess:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        properties = self.state_dir / "worker.properties"
+        properties.write_text("".join(f"{k}={v}\n" for k, v in self.props.items()))
+        cmd = [sys.executable, "-m", "sparklink.cli.main", "worker", str(properties), "--log-level", "WARNING"]
+        self.pid = process.spawn(cmd, self.log)
+
+        def healthy() -> bool:
+            if not process.alive(self.pid):
+                raise AssertionError(f"worker exited during start-up:\n{process.tail(self.log)}")
+            try:
+                return httpx.get(f"{self.url}/health", timeout=2).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait_for(healthy, timeout, "the worker process to become healthy", interval=0.5)
+        return self
+
+    def kill(self) -> None:
+        """SIGKILL the worker and its Spark JVM (same process group), as a crash would."""
+        process.kill(self.pid)
+
+    def stop(self) -> None:
+        if self.pid:
+            process.stop(self.pid, timeout=30)

@@ -72,6 +72,8 @@ class Worker:
         self._tasks: dict[tuple[str, int], RunningTask] = {}
         self._by_query: dict[str, RunningTask] = {}
         self._early_exits: dict[str, str | None] = {}
+        # Serialises task starts and stops with the watchdog's re-assignments.
+        self._control = threading.RLock()
         self._lock = threading.RLock()
         self._listener = _Listener(self._on_terminated)
         spark.streams.addListener(self._listener)
@@ -82,7 +84,11 @@ class Worker:
     # ------------------------------------------------------------------ control
     def start_task(self, connector: str, task_id: int, task: Task, config: dict[str, str]) -> None:
         """Build the task's pipeline and start its query; raises if the pipeline cannot be built."""
-        self.stop_task(connector, task_id)
+        with self._control:
+            self._start_task(connector, task_id, task, config)
+
+    def _start_task(self, connector: str, task_id: int, task: Task, config: dict[str, str]) -> None:
+        self._stop_task(connector, task_id)
         ctx = TaskContext(connector, task_id, dict(config), self.spark)
         self.scratch.mkdir(parents=True, exist_ok=True)
         checkpoint = Path(tempfile.mkdtemp(prefix=f"{_safe(connector)}-{task_id}-", dir=self.scratch))
@@ -108,6 +114,10 @@ class Worker:
 
     def stop_task(self, connector: str, task_id: int) -> None:
         """Stop the task's query (waiting for the current batch) and drop its scratch checkpoint."""
+        with self._control:
+            self._stop_task(connector, task_id)
+
+    def _stop_task(self, connector: str, task_id: int) -> None:
         with self._lock:
             run = self._tasks.pop((connector, task_id), None)
         if run is None:
@@ -198,6 +208,7 @@ class Worker:
         topics = [t.strip() for t in run.ctx.config.get("topics", "").split(",") if t.strip()]
         total = int(run.ctx.config.get("sparklink.task.count", "1"))
         assigned = kafka_io.assign_partitions(self.bootstrap_servers, topics, run.task_id, total)
+        run.extra["assigned"] = assigned
         if not assigned:
             log.info("task %s-%d has no partitions to read; idle", run.connector, run.task_id)
             return None
@@ -243,10 +254,15 @@ class Worker:
             .start()
         )
 
-    def _watch(self, interval: float = 2.0) -> None:
+    def _watch(self, interval: float = 2.0, reassign_every: int = 3) -> None:
         """Second line of failure detection: a query that is no longer active without having been
-        stopped has failed, even if its termination event never arrived (the stream thread died)."""
+        stopped has failed, even if its termination event never arrived (the stream thread died).
+        Every few rounds it also re-checks sink assignments (new topics or partitions)."""
+        rounds = 0
         while not self._closed.wait(interval):
+            rounds += 1
+            if rounds % reassign_every == 0:
+                self._reassign_sinks()
             with self._lock:
                 runs = [r for r in self._tasks.values() if r.query is not None and not r.stopping]
             for run in runs:
@@ -260,6 +276,30 @@ class Worker:
                 except Exception as exc:  # the JVM side is gone or shutting down
                     text = f"the task's query could not be inspected: {exc}"
                 self._on_terminated(str(query.id), text)
+
+    def _reassign_sinks(self) -> None:
+        """Restart a sink task whose share of partitions changed since it started, e.g. because its
+        topic did not exist yet or gained partitions. Its committed group offsets make this safe."""
+        with self._lock:
+            sinks = [r for r in self._tasks.values() if isinstance(r.task, SinkTask) and not r.stopping]
+        for run in sinks:
+            topics = [t.strip() for t in run.ctx.config.get("topics", "").split(",") if t.strip()]
+            total = int(run.ctx.config.get("sparklink.task.count", "1"))
+            try:
+                now = kafka_io.assign_partitions(self.bootstrap_servers, topics, run.task_id, total)
+            except Exception:  # metadata unavailable for a moment: try again next round
+                log.debug("re-checking partitions of %s-%d", run.connector, run.task_id, exc_info=True)
+                continue
+            if now == run.extra.get("assigned") or (run.query is not None and not run.query.isActive):
+                continue
+            with self._control:
+                if self._tasks.get(run.key) is not run or run.stopping:
+                    continue  # stopped or replaced meanwhile
+                log.info("task %s-%d: partitions changed to %s; restarting its query", run.connector, run.task_id, now)
+                try:
+                    self._start_task(run.connector, run.task_id, type(run.task)(), run.ctx.config)
+                except Exception as exc:
+                    self.events.task_failed(run.connector, run.task_id, f"re-assigning partitions failed: {exc}")
 
     def _on_terminated(self, query_id: str, exception: str | None) -> None:
         with self._lock:

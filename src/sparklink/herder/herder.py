@@ -19,13 +19,12 @@ from sparklink.api.errors import (
     AlreadyExistsError,
     BadRequestError,
     ConfigValidationError,
-    ConnectError,
     ForbiddenError,
     NotFoundError,
 )
 from sparklink.execution import kafka_io
 from sparklink.execution.worker import Worker
-from sparklink.herder import sink_offsets, validation
+from sparklink.herder import sink_offsets, source_offsets, validation
 from sparklink.herder.plugins import Plugins
 from sparklink.herder.restarts import RestartPlan, build_plan
 from sparklink.storage import config as cfgstore
@@ -326,40 +325,22 @@ class Herder:
                 group = kafka_io.sink_group(name, config)
                 if offsets is None:
                     current = sink_offsets.read(self.config.bootstrap_servers, group)
-                    handled = self._connector_alter(desc.cls, name, config, [(o["partition"], None) for o in current])
+                    handled = source_offsets.connector_alter(
+                        desc.cls, name, config, [(o["partition"], None) for o in current]
+                    )
                     sink_offsets.reset(self.config.bootstrap_servers, name, group)
                 else:
                     changes = sink_offsets.parse(offsets)
-                    handled = self._connector_alter(desc.cls, name, config, offsets)
+                    handled = source_offsets.connector_alter(desc.cls, name, config, offsets)
                     sink_offsets.alter(self.config.bootstrap_servers, name, group, changes)
             else:
                 if offsets is None:
                     offsets = [(p, None) for p, _ in self.offsets.get(name)]
                 for partition, offset in offsets:
-                    _check_source_offset(partition, offset)
-                handled = self._connector_alter(desc.cls, name, config, offsets)
+                    source_offsets.check(partition, offset)
+                handled = source_offsets.connector_alter(desc.cls, name, config, offsets)
                 self.offsets.put(name, offsets)
-        if handled:
-            return f"The offsets for this connector have been {verb} successfully"
-        return (
-            f"The Connect framework-managed offsets for this connector have been {verb} successfully. However, if "
-            f"this connector manages offsets externally, they will need to be manually {verb} in the system that "
-            "the connector uses."
-        )
-
-    @staticmethod
-    def _connector_alter(
-        cls: type[Connector], name: str, config: dict[str, str], offsets: list[tuple[Any, Any]]
-    ) -> bool:
-        try:
-            return bool(cls().alter_offsets(config, offsets))
-        except NotImplementedError:
-            raise ConnectError(
-                f"Failed to modify offsets for connector {name} because it doesn't support external "
-                "modification of offsets"
-            ) from None
-        except ValueError as exc:
-            raise BadRequestError(str(exc)) from None
+        return source_offsets.success_message(verb, handled)
 
     # ------------------------------------------------------------------ active topics (KIP-558)
     def active_topics(self, name: str) -> list[str]:
@@ -558,29 +539,6 @@ class _Context:
 
 def _paused_or_stopped(target: str) -> str:
     return st.PAUSED if target == cfgstore.PAUSED else st.STOPPED
-
-
-def _check_source_offset(partition: Any, offset: Any) -> None:
-    """Connect's OffsetUtils rules: string keys and primitive values only."""
-    for what, value in (("partition", partition), ("offset", offset)):
-        if value is None and what == "offset":
-            continue
-        if not isinstance(value, dict):
-            raise BadRequestError(f"Source connector {what}s must be JSON objects, not {json_type(value)}")
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise BadRequestError(f"Source connector {what} keys must be strings")
-            if isinstance(item, dict | list):
-                raise BadRequestError(
-                    f"Source connector {what} values must be primitives (string, number, boolean or null); "
-                    f"'{key}' is {json_type(item)}"
-                )
-
-
-def json_type(value: Any) -> str:
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(
-        type(value), type(value).__name__
-    )
 
 
 def _state_entry(status: Status) -> dict[str, Any]:

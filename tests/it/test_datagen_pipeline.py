@@ -113,3 +113,22 @@ def _stored_position(kafka: KafkaCluster, group: str) -> int:
         return int(store.get("r")[0][1]["position"])
     finally:
         store.stop()
+
+
+def test_restarted_worker_restores_target_states(worker_factory: WorkerFactory) -> None:
+    group = unique("states")
+    first = worker_factory(group)
+    for name, state in (("p", "PAUSED"), ("s", "STOPPED")):
+        body = {"name": name, "config": datagen(unique(name)), "initial_state": state}
+        assert httpx.post(f"{first.url}/connectors", json=body, timeout=60).status_code == 201
+    body = {"name": "r", "config": datagen(unique("r"), **{"tasks.max": "2"})}
+    assert httpx.post(f"{first.url}/connectors", json=body, timeout=60).status_code == 201
+    assert httpx.put(f"{first.url}/connectors/r/pause", timeout=60).status_code == 202
+    first.stop()
+
+    second = worker_factory(group)
+    assert sorted(httpx.get(f"{second.url}/connectors", timeout=10).json()) == ["p", "r", "s"]
+    assert status(second.url, "p")["connector"]["state"] == "PAUSED" and status(second.url, "p")["tasks"] == []
+    assert status(second.url, "s")["connector"]["state"] == "STOPPED" and status(second.url, "s")["tasks"] == []
+    assert task_states(second.url, "r") == ["PAUSED", "PAUSED"]
+    assert len(httpx.get(f"{second.url}/connectors/r/tasks", timeout=10).json()) == 2

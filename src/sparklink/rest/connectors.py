@@ -17,8 +17,10 @@ CREATE_FIELDS = {"name", "config", "initial_state"}
 INITIAL_STATES = {"RUNNING", "PAUSED", "STOPPED"}
 
 
+# Reads answer from the stores' in-memory views without blocking, so they run on the event loop
+# rather than hopping to the thread pool (which competes with Spark's callbacks for the GIL).
 @router.get("")
-def list_connectors(herder: HerderDep, request: Request) -> Any:
+async def list_connectors(herder: HerderDep, request: Request) -> Any:
     expand = request.query_params.getlist("expand")
     names = herder.connectors()
     if not expand:
@@ -67,12 +69,12 @@ async def create_connector(herder: HerderDep, request: Request) -> JSONResponse:
 
 
 @router.get("/{name}")
-def get_connector(herder: HerderDep, name: str) -> dict[str, Any]:
+async def get_connector(herder: HerderDep, name: str) -> dict[str, Any]:
     return herder.connector_info(name)
 
 
 @router.get("/{name}/config")
-def get_config(herder: HerderDep, name: str) -> dict[str, str]:
+async def get_config(herder: HerderDep, name: str) -> dict[str, str]:
     return herder.connector_config(name)
 
 
@@ -93,24 +95,24 @@ async def patch_config(herder: HerderDep, name: str, request: Request) -> dict[s
 
 
 @router.get("/{name}/status")
-def get_status(herder: HerderDep, name: str) -> dict[str, Any]:
+async def get_status(herder: HerderDep, name: str) -> dict[str, Any]:
     return herder.connector_status(name)
 
 
 @router.get("/{name}/tasks")
-def get_tasks(herder: HerderDep, name: str) -> list[dict[str, Any]]:
+async def get_tasks(herder: HerderDep, name: str) -> list[dict[str, Any]]:
     return [
         {"id": {"connector": name, "task": i}, "config": config} for i, config in enumerate(herder.task_configs(name))
     ]
 
 
 @router.get("/{name}/tasks-config")
-def get_tasks_config(herder: HerderDep, name: str) -> dict[str, dict[str, str]]:
+async def get_tasks_config(herder: HerderDep, name: str) -> dict[str, dict[str, str]]:
     return {f"{name}-{i}": config for i, config in enumerate(herder.task_configs(name))}
 
 
 @router.get("/{name}/tasks/{task}/status")
-def get_task_status(herder: HerderDep, name: str, task: str) -> dict[str, Any]:
+async def get_task_status(herder: HerderDep, name: str, task: str) -> dict[str, Any]:
     if not task.lstrip("-").isdigit():
         raise NotFoundError(f"No status found for task {name}-{task}")
     return herder.task_status(name, int(task))
@@ -202,7 +204,7 @@ async def reset_offsets(herder: HerderDep, name: str) -> dict[str, str]:
 
 # ---------------------------------------------------------------------- active topics (KIP-558)
 @router.get("/{name}/topics")
-def get_topics(herder: HerderDep, name: str) -> dict[str, dict[str, list[str]]]:
+async def get_topics(herder: HerderDep, name: str) -> dict[str, dict[str, list[str]]]:
     return {name: {"topics": herder.active_topics(name)}}
 
 

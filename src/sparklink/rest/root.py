@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from fastapi import APIRouter
@@ -14,18 +15,19 @@ router = APIRouter(tags=["root"])
 
 
 @router.get("/")
-def server_info(herder: HerderDep) -> dict[str, Any]:
+async def server_info(herder: HerderDep) -> dict[str, Any]:
     return {"version": __version__, "commit": _commit(), "kafka_cluster_id": herder.cluster_id}
 
 
 @router.get("/health")
-def health(herder: HerderDep) -> JSONResponse:
+async def health(herder: HerderDep) -> JSONResponse:
     if herder.ready:
         body = {"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."}
         return JSONResponse(body)
     return JSONResponse({"status": "starting", "message": "Worker is still starting up."}, status_code=503)
 
 
+@functools.cache
 def _commit() -> str:
     import subprocess
     from pathlib import Path

@@ -7,6 +7,7 @@ Kafka Connect formats that the Kafka backend writes.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -59,3 +60,34 @@ def encode(value: Any) -> bytes:
 
 def decode(raw: bytes | None) -> Any:
     return None if raw is None else json.loads(raw)
+
+
+class LogStore:
+    """Base of the three stores: an in-memory view rebuilt from, and kept in step with, a backend.
+
+    Writes are serialised and acknowledged by the backend before the view changes; the view's own
+    lock is held only while records are applied, so readers never wait for a broker round trip.
+    """
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self._lock = threading.RLock()
+        self._write_lock = threading.Lock()
+
+    def start(self) -> None:
+        self.backend.start(self._apply)
+
+    def stop(self) -> None:
+        self.backend.stop()
+
+    def _write(self, records: Sequence[tuple[bytes, bytes | None]]) -> None:
+        if not records:
+            return
+        with self._write_lock:
+            self.backend.write(records)
+            with self._lock:
+                for key, value in records:
+                    self._apply(key, value)
+
+    def _apply(self, raw_key: bytes | None, raw_value: bytes | None) -> None:
+        raise NotImplementedError

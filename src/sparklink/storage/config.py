@@ -8,11 +8,9 @@ A tombstone on `connector-<c>` deletes the connector.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sparklink.storage.backend import Backend, decode, encode
+from sparklink.storage.backend import Backend, LogStore, decode, encode
 
 STARTED, PAUSED, STOPPED = "STARTED", "PAUSED", "STOPPED"
 
@@ -28,22 +26,14 @@ class RestartRequest:
         return (2 if self.include_tasks else 0) + (0 if self.only_failed else 1)
 
 
-class ConfigStore:
+class ConfigStore(LogStore):
     def __init__(self, backend: Backend) -> None:
-        self.backend = backend
-        self._lock = threading.RLock()
+        super().__init__(backend)
         self._configs: dict[str, dict[str, str]] = {}
         self._tasks: dict[str, list[dict[str, str]]] = {}
         self._pending_tasks: dict[str, dict[int, dict[str, str]]] = {}
         self._targets: dict[str, str] = {}
         self._restarts: dict[str, RestartRequest] = {}
-
-    # ------------------------------------------------------------------ lifecycle
-    def start(self) -> None:
-        self.backend.start(self._apply)
-
-    def stop(self) -> None:
-        self.backend.stop()
 
     # ------------------------------------------------------------------ reads
     def connectors(self) -> list[str]:
@@ -92,12 +82,6 @@ class ConfigStore:
     def clear_restart_request(self, name: str) -> None:
         with self._lock:
             self._restarts.pop(name, None)
-
-    def _write(self, records: Sequence[tuple[bytes, bytes | None]]) -> None:
-        with self._lock:
-            self.backend.write(records)
-            for key, value in records:
-                self._apply(key, value)
 
     # ------------------------------------------------------------------ replay
     def _apply(self, raw_key: bytes | None, raw_value: bytes | None) -> None:

@@ -7,27 +7,19 @@ remove the partition (OffsetStorageWriter / OffsetUtils with schemas disabled).
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any
 
-from sparklink.storage.backend import Backend, decode, encode
+from sparklink.storage.backend import Backend, LogStore, decode, encode
 
 Partition = dict[str, Any]
 Offset = dict[str, Any]
 
 
-class OffsetStore:
+class OffsetStore(LogStore):
     def __init__(self, backend: Backend) -> None:
-        self.backend = backend
-        self._lock = threading.RLock()
+        super().__init__(backend)
         # connector -> canonical partition JSON -> (partition, offset)
         self._offsets: dict[str, dict[str, tuple[Partition, Offset]]] = {}
-
-    def start(self) -> None:
-        self.backend.start(self._apply)
-
-    def stop(self) -> None:
-        self.backend.stop()
 
     def get(self, connector: str) -> list[tuple[Partition, Offset]]:
         with self._lock:
@@ -36,12 +28,7 @@ class OffsetStore:
     def put(self, connector: str, offsets: list[tuple[Partition, Offset | None]]) -> None:
         """Write offsets (None removes the partition) and wait for the brokers to acknowledge."""
         records = [(encode([connector, p]), None if o is None else encode(o)) for p, o in offsets]
-        if not records:
-            return
-        with self._lock:
-            self.backend.write(records)
-            for key, value in records:
-                self._apply(key, value)
+        self._write(records)
 
     def reset(self, connector: str) -> None:
         """Tombstone every partition the connector has."""

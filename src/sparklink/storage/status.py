@@ -7,11 +7,10 @@ Keys (KafkaStatusBackingStore): `status-connector-<c>`, `status-task-<c>-<n>` wi
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass
 
-from sparklink.storage.backend import Backend, decode, encode
+from sparklink.storage.backend import Backend, LogStore, decode, encode
 
 UNASSIGNED, RUNNING, PAUSED, FAILED, RESTARTING, STOPPED = (
     "UNASSIGNED",
@@ -33,19 +32,12 @@ class Status:
     generation: int = 0
 
 
-class StatusStore:
+class StatusStore(LogStore):
     def __init__(self, backend: Backend) -> None:
-        self.backend = backend
-        self._lock = threading.RLock()
+        super().__init__(backend)
         self._connectors: dict[str, Status] = {}
         self._tasks: dict[str, dict[int, Status]] = {}
         self._topics: dict[str, dict[str, int]] = {}
-
-    def start(self) -> None:
-        self.backend.start(self._apply)
-
-    def stop(self) -> None:
-        self.backend.stop()
 
     # ------------------------------------------------------------------ reads
     def connector(self, name: str) -> Status | None:
@@ -102,12 +94,6 @@ class StatusStore:
             topics = list(self._topics.get(name, {}))
         if topics:
             self._write([(_topic_key(name, t), None) for t in topics])
-
-    def _write(self, records: list[tuple[bytes, bytes | None]]) -> None:
-        with self._lock:
-            self.backend.write(records)
-            for key, value in records:
-                self._apply(key, value)
 
     # ------------------------------------------------------------------ replay
     def _apply(self, raw_key: bytes | None, raw_value: bytes | None) -> None:

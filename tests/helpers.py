@@ -8,8 +8,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import httpx
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer
 
+from sparklink import kafka_clients
 from sparklink.kafka_clients import client_config
 
 T = TypeVar("T")
@@ -38,14 +39,7 @@ def wait_for(condition: Callable[[], T], timeout: float = 60.0, what: str = "con
 def topic_size(bootstrap: str, topic: str) -> int:
     consumer = Consumer(client_config(bootstrap, **{"group.id": unique("size")}))
     try:
-        meta = consumer.list_topics(topic, timeout=10).topics.get(topic)
-        if meta is None or meta.error is not None:
-            return 0
-        total = 0
-        for p in meta.partitions:
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
-            total += high - low
-        return total
+        return kafka_clients.topic_size(consumer, topic)
     finally:
         consumer.close()
 

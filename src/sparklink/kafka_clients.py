@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from confluent_kafka import Consumer, TopicPartition
+
 _rdkafka_log = logging.getLogger("sparklink.rdkafka")
 # librdkafka warns about transient states (coordinator loading, broker restarts) that it retries itself.
 _rdkafka_log.setLevel(logging.ERROR)
@@ -13,3 +15,15 @@ _rdkafka_log.setLevel(logging.ERROR)
 def client_config(bootstrap_servers: str, **extra: Any) -> dict[str, Any]:
     """Bootstrap servers plus librdkafka's logs routed to Python logging instead of stderr."""
     return {"bootstrap.servers": bootstrap_servers, "logger": _rdkafka_log, **extra}
+
+
+def topic_size(consumer: Consumer, topic: str, timeout: float = 10.0) -> int:
+    """Records a topic holds now (high minus low watermark, over its partitions); 0 if it is absent."""
+    meta = consumer.list_topics(topic, timeout=timeout).topics.get(topic)
+    if meta is None or meta.error is not None:
+        return 0
+    total = 0
+    for partition in meta.partitions:
+        low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout)
+        total += high - low
+    return total

@@ -18,12 +18,12 @@ from typing import Annotated
 
 import httpx
 import typer
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from sparklink.kafka_clients import client_config
+from sparklink.kafka_clients import client_config, topic_size
 
 console = Console()
 TOPIC = "demo-records"
@@ -114,7 +114,7 @@ def _watch(url: str, bootstrap: str, duration: float | None, stopped: Callable[[
     try:
         with Live(console=console, refresh_per_second=4) as live:
             while not stopped() and (duration is None or time.monotonic() - start < duration):
-                count = _topic_size(consumer)
+                count = topic_size(consumer, TOPIC, timeout=5)
                 now = time.monotonic()
                 if now - last_time >= 1:
                     rate = (count - last_count) / (now - last_time)
@@ -129,17 +129,6 @@ def _watch(url: str, bootstrap: str, duration: float | None, stopped: Callable[[
                 time.sleep(0.5)
     finally:
         consumer.close()
-
-
-def _topic_size(consumer: Consumer) -> int:
-    meta = consumer.list_topics(TOPIC, timeout=5).topics.get(TOPIC)
-    if meta is None or meta.error is not None:
-        return 0
-    total = 0
-    for p in meta.partitions:
-        low, high = consumer.get_watermark_offsets(TopicPartition(TOPIC, p), timeout=5)
-        total += high - low
-    return total
 
 
 def _states(url: str) -> str:

@@ -282,24 +282,10 @@ class Herder:
 
     def _restart_instance(self, name: str) -> None:
         """Restart the Connector instance only; tasks keep running unless their configs change."""
-        instance = self._instances.pop(name, None)
-        if instance is not None:
-            try:
-                instance.stop()
-            except Exception:
-                log.exception("connector %s failed while stopping", name)
-        config = self.connector_config(name)
-        target = self.configs.target_state(name)
-        if target == cfgstore.STOPPED:
-            self._put_connector_status(name, st.STOPPED)
-            return
-        try:
-            instance = self._new_instance(name, config)
-        except Exception as exc:
-            self._put_connector_status(name, st.FAILED, _trace(exc))
-            return
-        self._instances[name] = instance
-        self._put_connector_status(name, st.RUNNING if target == cfgstore.STARTED else st.PAUSED)
+        self._stop_instance(name)
+        if self._launch_instance(name) is not None:
+            running = self.configs.target_state(name) == cfgstore.STARTED
+            self._put_connector_status(name, st.RUNNING if running else st.PAUSED)
 
     # ------------------------------------------------------------------ offsets (KIP-875)
     def connector_offsets(self, name: str) -> list[dict[str, Any]]:
@@ -388,11 +374,32 @@ class Herder:
             raise NotFoundError(message)
         return config
 
-    def _new_instance(self, name: str, config: dict[str, str]) -> Connector:
-        instance = self.plugins.resolve(config["connector.class"]).cls()
-        instance.context = _Context(self, name)
-        instance.start(config)
+    def _launch_instance(self, name: str) -> Connector | None:
+        """Start the Connector instance unless the target state is STOPPED; FAILED if it will not start."""
+        config = self.configs.connector_config(name)
+        if config is None:
+            return None
+        if self.configs.target_state(name) == cfgstore.STOPPED:
+            self._put_connector_status(name, st.STOPPED)
+            return None
+        try:
+            instance = self.plugins.resolve(config["connector.class"]).cls()
+            instance.context = _Context(self, name)
+            instance.start(config)
+        except Exception as exc:
+            log.error("connector %s failed to start: %s", name, exc)
+            self._put_connector_status(name, st.FAILED, _trace(exc))
+            return None
+        self._instances[name] = instance
         return instance
+
+    def _stop_instance(self, name: str) -> None:
+        instance = self._instances.pop(name, None)
+        if instance is not None:
+            try:
+                instance.stop()
+            except Exception:
+                log.exception("connector %s failed while stopping", name)
 
     def _validated(self, name: str, config: dict[str, str]) -> dict[str, str]:
         config = {str(k): "" if v is None else str(v) for k, v in config.items()}
@@ -423,19 +430,10 @@ class Herder:
     def _start_connector(self, name: str, regenerate_tasks: bool = False) -> None:
         """Bring one connector (and its tasks) to the target state recorded in the config store."""
         config = self.configs.connector_config(name)
-        if config is None:
+        instance = self._launch_instance(name)
+        if config is None or instance is None:
             return
         target = self.configs.target_state(name)
-        if target == cfgstore.STOPPED:
-            self._put_connector_status(name, st.STOPPED)
-            return
-        try:
-            instance = self._new_instance(name, config)
-        except Exception as exc:
-            log.error("connector %s failed to start: %s", name, exc)
-            self._put_connector_status(name, st.FAILED, _trace(exc))
-            return
-        self._instances[name] = instance
         task_configs = self.configs.task_configs(name)
         if target == cfgstore.PAUSED and not task_configs and not regenerate_tasks:
             self._put_connector_status(name, st.PAUSED)
@@ -494,12 +492,7 @@ class Herder:
 
     def _stop_connector(self, name: str, final_state: str | None) -> None:
         self._stop_tasks(name, final_state)
-        instance = self._instances.pop(name, None)
-        if instance is not None:
-            try:
-                instance.stop()
-            except Exception:
-                log.exception("connector %s failed while stopping", name)
+        self._stop_instance(name)
         if final_state is not None:
             self._put_connector_status(name, final_state)
 

@@ -44,8 +44,21 @@ for set in kafka spark-kafka agents jdbc; do
   say "fetching $set jars with Maven into $dest"
   rm -rf "$dest.tmp"
   log=.cache/mvn-$set.log
-  if ! mvn -B -Dstyle.color=never -f "$pom" dependency:copy-dependencies -DincludeScope=runtime \
-      -DoutputDirectory="$root/$dest.tmp" > "$log" 2>&1; then
+  # A stalled download otherwise waits out Maven's 30-minute read timeout; give up on it after two
+  # minutes and try again (what was fetched stays in the local repository).
+  fetched=0
+  update=""
+  for attempt in 1 2 3; do
+    if mvn -B $update -Dstyle.color=never -Dmaven.wagon.rto=120000 -Dmaven.wagon.http.retryHandler.count=3 \
+        -f "$pom" dependency:copy-dependencies -DincludeScope=runtime \
+        -DoutputDirectory="$root/$dest.tmp" > "$log" 2>&1; then
+      fetched=1
+      break
+    fi
+    say "Maven attempt $attempt for the $set jars failed; retrying"
+    update="-U"  # do not let Maven replay a failure it cached
+  done
+  if [[ $fetched -eq 0 ]]; then
     grep -E "ERROR|BUILD" "$log" | head -20 >&2
     echo "bootstrap: Maven could not fetch the $set jars (full log: $log). Check that Maven Central is" \
          "reachable, then run again." >&2

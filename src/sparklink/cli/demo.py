@@ -145,6 +145,7 @@ def _show_sample(bootstrap: str, n: int = 3) -> None:
         client_config(bootstrap, **{"group.id": "sparklink-demo-sample", "auto.offset.reset": "earliest"})
     )
     consumer.subscribe([TOPIC])
+    console.print(f"\nfirst records of {TOPIC}:")
     shown = 0
     deadline = time.monotonic() + 10
     while shown < n and time.monotonic() < deadline:

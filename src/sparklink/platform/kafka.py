@@ -323,7 +323,10 @@ def _random_cluster_id() -> str:
     # KRaft cluster ids are 16 random bytes in URL-safe base64 without padding (Uuid.randomUuid()).
     import base64
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    # Like Uuid.randomUuid(), never start with '-': the storage tool would read the id as a flag.
+    while (candidate := base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")).startswith("-"):
+        pass
+    return candidate
 
 
 def default_state_dir() -> Path:

@@ -95,3 +95,7 @@ def module_worker(kafka: KafkaCluster, spark: Any, tmp_path_factory: pytest.Temp
     runtime = Runtime(WorkerConfig.model_validate(props), spark=spark).start()
     yield runtime
     runtime.stop()
+
+
+# MirrorMaker 2 tests: a second (target) cluster, shared by their modules.
+pytest_plugins = ["tests.it.mirror_fixtures"]

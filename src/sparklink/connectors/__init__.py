@@ -20,4 +20,16 @@ BUILTINS: dict[str, tuple[str, ...]] = {
     "sparklink.connectors.lake:ParquetSinkConnector": ("lake-sink",),
     "sparklink.connectors.jdbc.sink:JdbcSinkConnector": ("jdbc-sink",),
     "sparklink.connectors.jdbc.source:JdbcSourceConnector": ("jdbc-source",),
+    "sparklink.connectors.mirror.source:MirrorSourceConnector": (
+        "mirror-source",
+        "org.apache.kafka.connect.mirror.MirrorSourceConnector",
+    ),
+    "sparklink.connectors.mirror.checkpoint:MirrorCheckpointConnector": (
+        "mirror-checkpoint",
+        "org.apache.kafka.connect.mirror.MirrorCheckpointConnector",
+    ),
+    "sparklink.connectors.mirror.heartbeat:MirrorHeartbeatConnector": (
+        "mirror-heartbeat",
+        "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector",
+    ),
 }

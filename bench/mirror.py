@@ -1,0 +1,461 @@
+"""MirrorMaker 2 throughput: sparklink's MirrorSourceConnector vs Apache MirrorMaker 2, same brokers, same data.
+
+Run: .venv/bin/python -m bench.mirror [--records 2000000] [--partitions 6] [--tasks 2]
+
+1. Two local single-broker clusters, A (source) and B (target).
+2. Ceiling: Kafka's own perf tools fill `bench-src` on A with N records of 1 KiB
+   (ProducerPerformance: the produce rate) and read them back (ConsumerPerformance: the consume rate).
+3. sparklink: a `sparklink worker` process on B runs a MirrorSourceConnector A -> B.
+4. Apache MirrorMaker 2 (4.3.1 jars, dedicated mode) replicates the same topic A -> B.
+Each mirror is timed from its start to the last record on B; records/s and MB/s are over the
+replication itself (first to last record on B). CPU seconds (user + system, whole process tree) are
+taken over the same window, and peak RSS (process tree) over the whole run, from /proc.
+Results: a table on stdout and JSON in bench/results/mirror-<timestamp>.json.
+`--profile` runs sparklink in-process instead and reports the task-seconds of each batch phase.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+from sparklink.kafka_clients import client_config
+from sparklink.platform import artifacts, ports, process
+from sparklink.platform.kafka import KafkaCluster
+from sparklink.platform.mirror_maker_peer import MirrorMakerPeer
+
+RESULTS = Path(__file__).parent / "results"
+TOPIC = "bench-src"
+RECORD_SIZE = 1024
+MIB = 1024 * 1024
+TICK = os.sysconf("SC_CLK_TCK")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+# ---------------------------------------------------------------------- /proc sampling
+def _stat(pid: int) -> tuple[int, float, int] | None:
+    """(ppid, cpu seconds, rss bytes) of one process."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / TICK, int(fields[21]) * PAGE
+
+
+def tree(root: int) -> dict[int, tuple[float, int]]:
+    """cpu seconds and rss of `root` and all its descendants."""
+    stats = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (s := _stat(int(entry.name))) is not None:
+            stats[int(entry.name)] = s
+    wanted, frontier = {root}, [root]
+    while frontier:
+        parent = frontier.pop()
+        for pid, (ppid, _, _) in stats.items():
+            if ppid == parent and pid not in wanted:
+                wanted.add(pid)
+                frontier.append(pid)
+    return {pid: (stats[pid][1], stats[pid][2]) for pid in wanted if pid in stats}
+
+
+@dataclass
+class Sampler:
+    """Samples a process tree twice a second: peak RSS, and CPU seconds at chosen instants."""
+
+    root: int
+    peak_rss: int = 0
+    cpu: dict[int, float] = field(default_factory=dict)  # pid -> latest cpu seconds (exited pids kept)
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def sample(self) -> float:
+        current = tree(self.root)
+        self.peak_rss = max(self.peak_rss, sum(rss for _, rss in current.values()))
+        for pid, (cpu, _) in current.items():
+            self.cpu[pid] = cpu
+        return sum(self.cpu.values())
+
+    def start(self) -> Sampler:
+        def loop() -> None:
+            while not self._stop.wait(0.5):
+                self.sample()
+
+        threading.Thread(target=loop, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+# ---------------------------------------------------------------------- Kafka helpers
+def end_total(bootstrap: str, topic: str, partitions: int) -> int:
+    consumer = Consumer(client_config(bootstrap, **{"group.id": "bench-watch"}))
+    try:
+        total = 0
+        for p in range(partitions):
+            try:
+                total += consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+            except Exception:
+                return 0
+        return total
+    finally:
+        consumer.close()
+
+
+def create(cluster: KafkaCluster, topic: str, partitions: int, **config: str) -> None:
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})  # kept alive until the result
+    admin.create_topics([NewTopic(topic, partitions, 1, config=config)])[topic].result(30)
+
+
+def tool(main: str, args: list[str]) -> str:
+    cmd = ["java", "-Xmx512m", "-cp", artifacts.classpath("kafka"), main, *args]
+    return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+
+
+def ceiling(source: KafkaCluster, records: int) -> dict[str, float]:
+    """Fill the source topic with ProducerPerformance, then read it with ConsumerPerformance."""
+    produced = tool(
+        "org.apache.kafka.tools.ProducerPerformance",
+        [
+            "--topic",
+            TOPIC,
+            "--num-records",
+            str(records),
+            "--record-size",
+            str(RECORD_SIZE),
+            "--throughput",
+            "-1",
+            "--command-property",
+            f"bootstrap.servers={source.bootstrap_servers}",
+            "acks=all",
+        ],
+    )
+    last = [line for line in produced.splitlines() if "records sent" in line][-1]
+    rate = re.search(r"([\d.]+) records/sec \(([\d.]+) MB/sec\)", last)
+    assert rate, last
+    consumed = tool(
+        "org.apache.kafka.tools.ConsumerPerformance",
+        ["--bootstrap-server", source.bootstrap_servers, "--topic", TOPIC, "--num-records", str(records)],
+    )
+    header, values = [line for line in consumed.splitlines() if line.strip()][-2:]
+    row = dict(zip([h.strip() for h in header.split(",")], [v.strip() for v in values.split(",")], strict=False))
+    return {
+        "produce_records_per_s": float(rate.group(1)),
+        "produce_mib_per_s": float(rate.group(2)),
+        "consume_records_per_s": float(row["nMsg.sec"]),
+        "consume_mib_per_s": float(row["MB.sec"]),
+    }
+
+
+# ---------------------------------------------------------------------- one mirror run
+def watch(
+    target: KafkaCluster, topic: str, records: int, partitions: int, sampler: Sampler, t0: float
+) -> dict[str, float]:
+    """Wait for all records on the target; time and CPU of the replication window."""
+    first_t = first_cpu = first_count = None
+    while True:
+        count = end_total(target.bootstrap_servers, topic, partitions)
+        now, cpu = time.monotonic(), sampler.sample()
+        if first_t is None and count > 0:
+            first_t, first_cpu, first_count = now, cpu, count
+        if count >= records:
+            break
+        if now - t0 > 3600:
+            raise TimeoutError(f"{count} of {records} records after an hour")
+        time.sleep(0.25)
+    assert first_t is not None and first_cpu is not None and first_count is not None
+    window = max(now - first_t, 1e-3)
+    moved = records - first_count
+    return {
+        "elapsed_from_start_s": now - t0,
+        "replication_window_s": window,
+        "records_per_s": moved / window,
+        "mib_per_s": moved * RECORD_SIZE / MIB / window,
+        "cpu_s": cpu - first_cpu,
+        "cpu_s_per_million_records": (cpu - first_cpu) / max(moved, 1) * 1e6,
+    }
+
+
+def run_sparklink(
+    work: Path, source: KafkaCluster, target: KafkaCluster, records: int, partitions: int, tasks: int, batch: int
+) -> dict[str, Any]:
+    group = "bench-sparklink"
+    for kind in ("configs", "offsets", "status"):
+        create(target, f"{group}-{kind}", 1, **{"cleanup.policy": "compact"})
+    port = ports.free_port()
+    work.mkdir(parents=True, exist_ok=True)
+    props = work / "worker.properties"
+    props.write_text(
+        f"bootstrap.servers={target.bootstrap_servers}\ngroup.id={group}\n"
+        f"config.storage.topic={group}-configs\noffset.storage.topic={group}-offsets\n"
+        f"status.storage.topic={group}-status\noffset.storage.partitions=1\nstatus.storage.partitions=1\n"
+        f"rest.port={port}\ntask.trigger.interval.ms=200\nsparklink.state.dir={work / 'state'}\n"
+    )
+    env = {**os.environ, "SPARKLINK_DRIVER_MEMORY": os.environ.get("SPARKLINK_DRIVER_MEMORY", "2g")}
+    pid = process.spawn(
+        [sys.executable, "-m", "sparklink.cli.main", "worker", str(props)], work / "worker.log", env=env
+    )
+    sampler = Sampler(pid).start()
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 180
+        while not (ports.port_open(port) and httpx.get(f"{url}/health", timeout=5).is_success):
+            if time.monotonic() > deadline or not process.alive(pid):
+                raise RuntimeError(f"worker did not start:\n{process.tail(work / 'worker.log')}")
+            time.sleep(0.5)
+        config = {
+            "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
+            "source.cluster.alias": "S",
+            "target.cluster.alias": "T1",
+            "source.cluster.bootstrap.servers": source.bootstrap_servers,
+            "target.cluster.bootstrap.servers": target.bootstrap_servers,
+            "topics": TOPIC,
+            "tasks.max": str(tasks),
+            "replication.factor": "1",
+            "offset-syncs.topic.replication.factor": "1",
+            "sync.topic.acls.enabled": "false",
+            "sparklink.max.records.per.batch": str(batch),
+        }
+        t0 = time.monotonic()
+        httpx.post(f"{url}/connectors", json={"name": "bench", "config": config}, timeout=60).raise_for_status()
+        result = watch(target, f"S.{TOPIC}", records, partitions, sampler, t0)
+    finally:
+        sampler.stop()
+        process.stop(pid, timeout=60)
+    return {**result, "peak_rss_mib": sampler.peak_rss / MIB}
+
+
+def run_apache(
+    work: Path, source: KafkaCluster, target: KafkaCluster, records: int, partitions: int, tasks: int
+) -> dict[str, Any]:
+    flow = "S->T2"
+    peer = MirrorMakerPeer(
+        work / "apache-mm2",
+        {
+            "clusters": "S, T2",
+            "S.bootstrap.servers": source.bootstrap_servers,
+            "T2.bootstrap.servers": target.bootstrap_servers,
+            f"{flow}.enabled": "true",
+            f"{flow}.topics": TOPIC,
+            f"{flow}.groups": "no-such-group",
+            "tasks.max": str(tasks),
+            "emit.heartbeats.enabled": "false",
+            "sync.topic.acls.enabled": "false",
+            "replication.factor": "1",
+            "offset-syncs.topic.replication.factor": "1",
+            "checkpoints.topic.replication.factor": "1",
+            "heartbeats.topic.replication.factor": "1",
+            "offset.storage.replication.factor": "1",
+            "config.storage.replication.factor": "1",
+            "status.storage.replication.factor": "1",
+        },
+        heap="2g",
+    )
+    t0 = time.monotonic()
+    peer.start(timeout=180)
+    sampler = Sampler(peer.pid).start()
+    try:
+        result = watch(target, f"S.{TOPIC}", records, partitions, sampler, t0)
+    finally:
+        sampler.stop()
+        peer.stop()
+    return {**result, "peak_rss_mib": sampler.peak_rss / MIB}
+
+
+def profile_sparklink(
+    work: Path, source: KafkaCluster, target: KafkaCluster, records: int, partitions: int, tasks: int, batch: int
+) -> dict[str, Any]:
+    """sparklink in this process, with the task-seconds of each phase of a micro-batch.
+
+    Phases: the runtime's `count()` (reads the batch from Kafka and fills the cache the worker
+    persists), Spark's Kafka write, the task's `batch_offsets` (a per-partition aggregation) and
+    `batch_written` (offset syncs); plus Spark's own per-trigger durations from query progress.
+    """
+    from pyspark.sql import DataFrameWriter
+    from pyspark.sql.classic.dataframe import DataFrame
+
+    from sparklink.connectors.mirror import source as mirror_source
+    from sparklink.runtime import Runtime
+    from sparklink.worker_config import WorkerConfig
+
+    phases: dict[str, float] = {}
+    lock = threading.Lock()
+
+    def timed(name: str, fn: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            started = time.monotonic()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                with lock:
+                    phases[name] = phases.get(name, 0.0) + time.monotonic() - started
+
+        return wrapper
+
+    patched = [
+        (DataFrame, "count", "count (read + cache)"),
+        (DataFrameWriter, "save", "Kafka write"),
+        (mirror_source.MirrorSourceTask, "batch_offsets", "batch_offsets (aggregation)"),
+        (mirror_source.MirrorSourceTask, "batch_written", "batch_written (offset syncs)"),
+    ]
+    originals = [(owner, attr, getattr(owner, attr)) for owner, attr, _ in patched]
+    for owner, attr, name in patched:
+        setattr(owner, attr, timed(name, getattr(owner, attr)))
+    group = "bench-profile"
+    for kind in ("configs", "offsets", "status"):
+        create(target, f"{group}-{kind}", 1, **{"cleanup.policy": "compact"})
+    config = WorkerConfig.model_validate(
+        {
+            "bootstrap.servers": target.bootstrap_servers,
+            "group.id": group,
+            "config.storage.topic": f"{group}-configs",
+            "offset.storage.topic": f"{group}-offsets",
+            "status.storage.topic": f"{group}-status",
+            "rest.port": 0,
+            "task.trigger.interval.ms": 200,
+            "sparklink.state.dir": str(work / "state"),
+        }
+    )
+    runtime = Runtime(config).start()
+    progress: dict[str, int] = {}
+    try:
+        assert runtime.herder is not None and runtime.herder.worker is not None
+        t0 = time.monotonic()
+        runtime.herder.create_connector(
+            "profile",
+            {
+                "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
+                "source.cluster.alias": "S",
+                "target.cluster.alias": "T3",
+                "source.cluster.bootstrap.servers": source.bootstrap_servers,
+                "target.cluster.bootstrap.servers": target.bootstrap_servers,
+                "topics": TOPIC,
+                "tasks.max": str(tasks),
+                "replication.factor": "1",
+                "offset-syncs.topic.replication.factor": "1",
+                "sync.topic.acls.enabled": "false",
+                "sparklink.max.records.per.batch": str(batch),
+            },
+        )
+        while end_total(target.bootstrap_servers, f"S.{TOPIC}", partitions) < records:
+            time.sleep(0.25)
+        elapsed = time.monotonic() - t0
+        time.sleep(2)  # let the last batches record offsets and syncs
+        for run in list(runtime.herder.worker._tasks.values()):
+            for entry in run.query.recentProgress if run.query else []:
+                for key, ms in json.loads(entry.json).get("durationMs", {}).items():
+                    progress[key] = progress.get(key, 0) + int(ms)
+    finally:
+        runtime.stop()
+        if runtime.spark is not None:
+            runtime.spark.stop()
+        for owner, attr, original in originals:
+            setattr(owner, attr, original)
+    return {"elapsed_s": elapsed, "task_seconds": phases, "spark_trigger_ms": progress}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--records", type=int, default=2_000_000)
+    parser.add_argument("--partitions", type=int, default=6)
+    parser.add_argument("--tasks", type=int, default=2, help="tasks.max for both mirrors")
+    parser.add_argument("--batch", type=int, default=200_000, help="sparklink records per micro-batch")
+    parser.add_argument("--only", choices=["sparklink", "apache"], help="run one mirror only")
+    parser.add_argument(
+        "--profile", action="store_true", help="instead of comparing: profile sparklink in-process, phase by phase"
+    )
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="sparklink-bench-mirror-"))
+    source = KafkaCluster.create(work / "source", heap="1g")
+    target_a = KafkaCluster.create(work / "target-sparklink", heap="1g")
+    clusters = [source, target_a]
+    results: dict[str, Any] = {
+        "records": args.records,
+        "record_size": RECORD_SIZE,
+        "partitions": args.partitions,
+        "tasks": args.tasks,
+        "sparklink_batch": args.batch,
+        "cpus": os.cpu_count(),
+    }
+    try:
+        for cluster in clusters:
+            cluster.start()
+        create(source, TOPIC, args.partitions)
+        print(f"filling {TOPIC}: {args.records} x {RECORD_SIZE} B over {args.partitions} partitions ...", flush=True)
+        results["ceiling"] = ceiling(source, args.records)
+        if args.profile:
+            results["sparklink_profile"] = profile_sparklink(
+                work / "profile", source, target_a, args.records, args.partitions, args.tasks, args.batch
+            )
+            print(json.dumps(results["sparklink_profile"], indent=2), flush=True)
+            args.only = "none"
+        if args.only not in ("apache", "none"):
+            print("sparklink ...", flush=True)
+            results["sparklink"] = run_sparklink(
+                work / "sparklink", source, target_a, args.records, args.partitions, args.tasks, args.batch
+            )
+            print(json.dumps(results["sparklink"]), flush=True)
+        if args.only not in ("sparklink", "none"):
+            # A fresh target cluster, so both mirrors write into an equally empty broker.
+            target_b = KafkaCluster.create(work / "target-apache", heap="1g")
+            clusters.append(target_b)
+            target_a.stop()
+            target_b.start()
+            print("Apache MirrorMaker 2 ...", flush=True)
+            results["apache_mm2"] = run_apache(
+                work / "apache", source, target_b, args.records, args.partitions, args.tasks
+            )
+            print(json.dumps(results["apache_mm2"]), flush=True)
+    except BaseException:
+        print(f"failed; logs kept in {work}", file=sys.stderr)
+        raise
+    finally:
+        for cluster in clusters:
+            cluster.destroy()
+    shutil.rmtree(work, ignore_errors=True)  # only after a successful run, and once the brokers are gone
+    print_table(results)
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / f"mirror-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out.write_text(json.dumps(results, indent=2))
+    print(f"\nwritten {out}")
+
+
+def print_table(results: dict[str, Any]) -> None:
+    c = results["ceiling"]
+    shape = f"{results['records']} records x {RECORD_SIZE} B, {results['partitions']} partitions"
+    print(f"\n{shape}, tasks.max={results['tasks']}")
+    print(f"{'':28}{'records/s':>12}{'MiB/s':>9}{'CPU s':>8}{'CPU s/1M':>10}{'peak RSS MiB':>14}{'total s':>9}")
+    print(f"{'broker produce (ceiling)':28}{c['produce_records_per_s']:>12,.0f}{c['produce_mib_per_s']:>9.1f}")
+    print(f"{'broker consume (ceiling)':28}{c['consume_records_per_s']:>12,.0f}{c['consume_mib_per_s']:>9.1f}")
+    for key, label in (("sparklink", "sparklink MirrorSource"), ("apache_mm2", "Apache MirrorMaker 2")):
+        if key in results:
+            r = results[key]
+            print(
+                f"{label:28}{r['records_per_s']:>12,.0f}{r['mib_per_s']:>9.1f}{r['cpu_s']:>8.1f}"
+                f"{r['cpu_s_per_million_records']:>10.1f}{r['peak_rss_mib']:>14.0f}{r['elapsed_from_start_s']:>9.1f}"
+            )
+    if "sparklink_profile" in results:
+        profile = results["sparklink_profile"]
+        total = sum(profile["task_seconds"].values()) or 1.0
+        print(f"\nsparklink, in-process: all records in {profile['elapsed_s']:.1f} s; task-seconds per phase:")
+        for name, seconds in sorted(profile["task_seconds"].items(), key=lambda kv: -kv[1]):
+            print(f"  {name:32}{seconds:>8.1f} s{100 * seconds / total:>6.0f} %")
+
+
+if __name__ == "__main__":
+    main()

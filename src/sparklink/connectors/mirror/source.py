@@ -1,0 +1,284 @@
+"""MirrorSourceConnector: replicates topics from a source cluster to a target cluster.
+
+The connector (in the worker process) finds the source topic-partitions to replicate, creates their
+remote topics with matching partition counts and synced configs, keeps configs and ACLs in step
+(topics.py), and every `refresh.topics.interval.seconds` looks for new topics and partitions,
+asking the runtime to reconfigure its tasks when it finds some (MirrorSourceConnector's schedule). Each task is one
+Spark query: Spark's Kafka source over the task's partitions (`task.assigned.partitions`) straight
+into Spark's Kafka writer on the target, so records stay in the JVM. Keys, values, headers,
+partitions and timestamps are kept (timestamps through the producer interceptor, see interceptor.py).
+
+Source offsets are MM2's: partition {"cluster", "partition", "topic"} -> {"offset": last replicated
+upstream offset}; a task resumes at offset + 1, or at the consumer's `auto.offset.reset` (earliest
+by default) for partitions it never replicated. After each batch the task writes offset syncs
+(syncs.py explains how it knows the downstream offsets).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from confluent_kafka.admin import AdminClient
+
+from sparklink.api.config import ConfigDef
+from sparklink.api.connector import Offset, Partition, SourceConnector, SourceTask, TaskContext
+from sparklink.connectors.mirror import admin, interceptor, offsets
+from sparklink.connectors.mirror.config import (
+    EMIT_OFFSET_SYNCS,
+    SOURCE_DEF,
+    TASK_INDEX,
+    TASK_PARTITIONS,
+    MirrorSettings,
+    rdkafka,
+)
+from sparklink.connectors.mirror.scheduler import Scheduler
+from sparklink.connectors.mirror.syncs import BatchStats, OffsetSyncWriter
+from sparklink.connectors.mirror.topics import RemoteTopics
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+log = logging.getLogger(__name__)
+
+# Kafka source options Spark refuses (it manages them itself).
+_SPARK_CONSUMER_FORBIDDEN = {
+    "group.id",
+    "auto.offset.reset",
+    "key.deserializer",
+    "value.deserializer",
+    "enable.auto.commit",
+    "interceptor.classes",
+}
+_SPARK_PRODUCER_FORBIDDEN = {"key.serializer", "value.serializer"}
+# Records per micro-batch unless `sparklink.max.records.per.batch` says otherwise: bounds a batch
+# (cached by the runtime while it is written) when a task starts far behind.
+DEFAULT_MAX_RECORDS_PER_BATCH = 100_000
+
+
+def encode_partition(topic: str, partition: int) -> str:
+    return f"{topic}-{partition}"
+
+
+def decode_partitions(value: str) -> list[tuple[str, int]]:
+    """MirrorUtils.decodeTopicPartition over a comma list: the partition follows the last '-'."""
+    out = []
+    for item in (v.strip() for v in value.split(",")):
+        if item:
+            topic, _, number = item.rpartition("-")
+            out.append((topic, int(number)))
+    return out
+
+
+class MirrorSourceConnector(SourceConnector):
+    @classmethod
+    def config_def(cls) -> ConfigDef:
+        return SOURCE_DEF
+
+    def validate(self, config: Mapping[str, str]) -> dict[str, list[str]]:
+        errors = super().validate(config)
+        configured = any(k.startswith(("offset-syncs-", "offset-syncs.topic.")) for k in config)
+        if config.get(EMIT_OFFSET_SYNCS) == "false" and configured:
+            errors.setdefault(EMIT_OFFSET_SYNCS, []).append(
+                f"MirrorSourceConnector can't setup offset-syncs feature while {EMIT_OFFSET_SYNCS} set to false"
+            )
+        return errors
+
+    def alter_offsets(self, config: Mapping[str, str], offsets_: list[tuple[Partition, Offset | None]]) -> bool:
+        # MM2 never commits with its source consumer: validating is all there is to do.
+        return offsets.validate(offsets_, ("cluster", "topic"), number=True, only_zero=False)
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self, config: Mapping[str, str]) -> None:
+        super().start(config)
+        self.settings = s = MirrorSettings.parse(SOURCE_DEF, config)
+        self.known_source: list[tuple[str, int]] = []
+        self.known_target: list[tuple[str, int]] = []
+        if not s.enabled:
+            return
+        self.topics = RemoteTopics(s)
+        label = f"MirrorSourceConnector {s.source}->{s.target}|{config.get('name', '')}"
+        self.scheduler = Scheduler(label, int(s["admin.timeout.ms"]) / 1000)
+        self.scheduler.execute(self._create_offset_syncs_topic, "creating upstream offset-syncs topic")
+        self.scheduler.execute(self._load_topic_partitions, "loading initial set of topic-partitions")
+        self.scheduler.execute(self._create_topic_partitions, "creating downstream topic-partitions")
+        self.scheduler.execute(self._refresh_known_target_topics, "refreshing known target topics")
+        self.scheduler.repeat(self.topics.sync_acls, s.interval("sync.topic.acls"), "syncing topic ACLs", False)
+        self.scheduler.repeat(
+            self._sync_topic_configs, s.interval("sync.topic.configs"), "syncing topic configs", False
+        )
+        self.scheduler.repeat(self._refresh_topic_partitions, s.interval("refresh.topics"), "refreshing topics", True)
+        log.info("Started %s with %d topic-partitions.", config.get("name"), len(self.known_source))
+
+    def stop(self) -> None:
+        if getattr(self, "scheduler", None) is not None:
+            self.scheduler.close()
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        """Round-robin the known partitions over at most `max_tasks` tasks (MirrorSourceConnector)."""
+        if not self.settings.enabled or not self.known_source:
+            return []
+        count = min(max_tasks, len(self.known_source))
+        shares: list[list[tuple[str, int]]] = [[] for _ in range(count)]
+        for i, tp in enumerate(self.known_source):
+            shares[i % count].append(tp)
+        return [
+            {**self.config, TASK_PARTITIONS: ",".join(encode_partition(t, p) for t, p in share), TASK_INDEX: str(i)}
+            for i, share in enumerate(shares)
+        ]
+
+    # ------------------------------------------------------------------ scheduled jobs
+    def _create_offset_syncs_topic(self) -> None:
+        if self.settings[EMIT_OFFSET_SYNCS]:
+            client = AdminClient(rdkafka(self.settings.offset_syncs_admin()))
+            replication = int(self.settings["offset-syncs.topic.replication.factor"])
+            admin.create_compacted_topic(client, self.settings.offset_syncs_topic(), 1, replication)
+
+    def _load_topic_partitions(self) -> None:
+        self.known_source = self.topics.find_source()
+        self.known_target = self.topics.find_target()
+
+    def _refresh_known_target_topics(self) -> None:
+        self.known_target = self.topics.find_target()
+
+    def _create_topic_partitions(self) -> None:
+        self.topics.create_missing(self.known_source, self.known_target)
+
+    def _sync_topic_configs(self) -> None:
+        self.topics.sync_configs(self.known_source, self.known_target)
+
+    def _refresh_topic_partitions(self) -> None:
+        """New or deleted source partitions, or partitions missing downstream: recreate and reconfigure."""
+        source, target = self.topics.find_source(), self.topics.find_target()
+        upstream_of_target = {(self.settings.policy.upstream_topic(t), p) for t, p in target}
+        missing = set(source) - upstream_of_target
+        self.known_target = target
+        if set(source) != set(self.known_source) or missing:
+            log.info(
+                "Found %d new topic-partitions on %s. Found %d deleted topic-partitions on %s. "
+                "Found %d topic-partitions missing on %s.",
+                len(set(source) - set(self.known_source)),
+                self.settings.source,
+                len(set(self.known_source) - set(source)),
+                self.settings.source,
+                len(missing),
+                self.settings.target,
+            )
+            self.known_source = source
+            self._create_topic_partitions()
+            self.context.request_task_reconfiguration()
+
+
+class MirrorSourceTask(SourceTask):
+    """One Spark query: Kafka source (source cluster) -> Kafka writer (target cluster)."""
+
+    def stream(self, ctx: TaskContext) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        s = MirrorSettings.parse(SOURCE_DEF, ctx.config)
+        self.settings = s
+        self.partitions = decode_partitions(ctx.config.get(TASK_PARTITIONS, ""))
+        if not self.partitions:
+            raise ValueError(f"{TASK_PARTITIONS} names no partitions")
+        self.remote = {t: s.policy.format_remote_topic(s.source, t) for t, _ in self.partitions}
+        self._stats: tuple[object, list[BatchStats]] | None = None
+        interceptor.register(ctx.spark)
+        self.syncs: OffsetSyncWriter | None = None
+        if s[EMIT_OFFSET_SYNCS]:
+            self.syncs = OffsetSyncWriter(s, self.remote)
+            self.syncs.start(self.partitions)
+
+        consumer = s.source_consumer()
+        reset = -1 if consumer.get("auto.offset.reset", "earliest").lower() == "latest" else -2
+        resume = _resume_positions(s.source, ctx.resume)
+        assign: dict[str, list[int]] = {}
+        starting: dict[str, dict[str, int]] = {}
+        for topic, partition in self.partitions:
+            assign.setdefault(topic, []).append(partition)
+            starting.setdefault(topic, {})[str(partition)] = resume.get((topic, partition), reset)
+        reader = (
+            ctx.spark.readStream.format("kafka")
+            .option("assign", json.dumps(assign))
+            .option("startingOffsets", json.dumps(starting))
+            .option("includeHeaders", "true")
+            .option("failOnDataLoss", "false")
+            .option(
+                "maxOffsetsPerTrigger",
+                ctx.config.get("sparklink.max.records.per.batch", str(DEFAULT_MAX_RECORDS_PER_BATCH)),
+            )
+        )
+        for key, value in consumer.items():
+            if key not in _SPARK_CONSUMER_FORBIDDEN:
+                reader = reader.option(f"kafka.{key}", value)
+        records = reader.load()
+
+        names: list[Any] = []
+        for topic, remote in self.remote.items():
+            names += [F.lit(topic), F.lit(remote)]
+        remote_topic = F.element_at(F.create_map(*names), F.col("topic"))
+        # The carrier header goes last; the interceptor removes the last header with its name, so a
+        # source header that happens to share the name survives.
+        stamp = F.struct(
+            F.lit(interceptor.HEADER).alias("key"),
+            F.encode(F.unix_millis("timestamp").cast("string"), "US-ASCII").alias("value"),
+        )
+        header_type = records.schema["headers"].dataType
+        headers = F.concat(F.coalesce(F.col("headers"), F.array().cast(header_type)), F.array(stamp))
+        return records.select(
+            remote_topic.alias("topic"),
+            F.col("key"),
+            F.col("value"),
+            headers.alias("headers"),
+            F.col("partition"),
+            F.col("topic").alias("src_topic"),
+            F.col("offset").alias("src_offset"),
+        )
+
+    def topics(self, ctx: TaskContext) -> list[str] | None:
+        return sorted(set(self.remote.values()))
+
+    def producer_config(self, ctx: TaskContext) -> dict[str, str]:
+        producer = {k: v for k, v in self.settings.target_producer().items() if k not in _SPARK_PRODUCER_FORBIDDEN}
+        # Idempotence keeps each partition's records in order and unduplicated across retries:
+        # the offset-sync arithmetic relies on it (syncs.py, point 2).
+        producer.update({"acks": "all", "enable.idempotence": "true", "max.in.flight.requests.per.connection": "5"})
+        return interceptor.with_interceptor({**producer, **super().producer_config(ctx)})
+
+    def batch_offsets(self, batch: DataFrame) -> list[tuple[Partition, Offset]]:
+        from pyspark.sql import functions as F
+
+        rows = (
+            batch.groupBy("src_topic", "partition")
+            .agg(F.count(F.lit(1)).alias("n"), F.min("src_offset").alias("lo"), F.max("src_offset").alias("hi"))
+            .collect()
+        )
+        stats = [BatchStats(r["src_topic"], int(r["partition"]), int(r["n"]), int(r["lo"]), int(r["hi"])) for r in rows]
+        self._stats = (batch, stats)
+        source = self.settings.source
+        return [(offsets.source_partition(source, st.topic, st.partition), {"offset": st.last}) for st in stats]
+
+    def batch_written(self, batch: DataFrame, batch_id: int, ctx: TaskContext) -> None:
+        if self.syncs is None or self._stats is None:
+            return
+        seen, stats = self._stats
+        self._stats = None
+        if seen is batch:
+            self.syncs.batch_written(batch, stats)
+
+
+def _resume_positions(cluster: str, resume: list[tuple[Partition, Offset]]) -> dict[tuple[str, int], int]:
+    """Next offset per partition from stored offsets: last replicated + 1 (MirrorSourceTask#initializeConsumer)."""
+    out: dict[tuple[str, int], int] = {}
+    for partition, offset in resume:
+        value = (offset or {}).get("offset")
+        if partition.get("cluster") != cluster or not isinstance(value, int) or value < 0:
+            continue
+        topic, number = partition.get("topic"), partition.get("partition")
+        if isinstance(topic, str) and isinstance(number, int):
+            out[(topic, number)] = value + 1
+    return out
+
+
+MirrorSourceConnector.task_class = MirrorSourceTask

@@ -1,0 +1,97 @@
+"""Apache MirrorMaker 2 in dedicated mode, run from the Maven jars, as a reference peer.
+
+Callers: the MM2 interop tests and `bench/mirror.py`, which compare sparklink's MirrorMaker
+connectors with the real thing on the same clusters:
+
+    peer = MirrorMakerPeer(tmp / "mm2", {"clusters": "A, B", "A.bootstrap.servers": ..., ...}).start()
+    ...
+    peer.stop()
+
+`org.apache.kafka.connect.mirror.MirrorMaker` runs in its own process group with the given
+properties written to `mm2.properties`, and a log4j2 config that sends its log to `logs/mm2.log`.
+`start()` returns once MirrorMaker logs that it started its herders.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sparklink.platform import artifacts, process
+
+MIRROR_MAKER_MAIN = "org.apache.kafka.connect.mirror.MirrorMaker"
+STARTED = "Kafka MirrorMaker started"
+LOG4J2 = """\
+status = warn
+appender.file.type = File
+appender.file.name = FILE
+appender.file.fileName = {log_file}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c:%L)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = FILE
+logger.reflections.name = org.reflections
+logger.reflections.level = ERROR
+"""
+
+
+class MirrorMakerStartError(RuntimeError):
+    """MirrorMaker exited or did not start; the message carries the tail of its log."""
+
+
+@dataclass
+class MirrorMakerPeer:
+    state_dir: Path
+    properties: dict[str, str]
+    heap: str = "512m"
+    pid: int = 0
+    jvm_options: list[str] = field(default_factory=list)
+
+    @property
+    def log_file(self) -> Path:
+        return self.state_dir / "logs" / "mm2.log"
+
+    @property
+    def stdout_file(self) -> Path:
+        return self.state_dir / "logs" / "stdout.log"
+
+    def command(self) -> list[str]:
+        config = self.state_dir / "mm2.properties"
+        log4j = self.state_dir / "log4j2.properties"
+        return [
+            "java",
+            f"-Xmx{self.heap}",
+            "-XX:+UseG1GC",
+            "-Djava.awt.headless=true",
+            f"-Dlog4j2.configurationFile={log4j}",
+            *self.jvm_options,
+            "-cp",
+            artifacts.classpath("kafka"),
+            MIRROR_MAKER_MAIN,
+            str(config),
+        ]
+
+    def start(self, timeout: float = 120.0) -> MirrorMakerPeer:
+        (self.state_dir / "logs").mkdir(parents=True, exist_ok=True)
+        (self.state_dir / "mm2.properties").write_text("".join(f"{k} = {v}\n" for k, v in self.properties.items()))
+        (self.state_dir / "log4j2.properties").write_text(LOG4J2.format(log_file=self.log_file))
+        self.pid = process.spawn(self.command(), self.stdout_file)
+        deadline = time.monotonic() + timeout
+        while True:
+            if not process.alive(self.pid):
+                raise MirrorMakerStartError(f"MirrorMaker exited:\n{self._tails()}")
+            if self.log_file.exists() and STARTED in self.log_file.read_text(errors="replace"):
+                return self
+            if time.monotonic() > deadline:
+                self.stop()
+                raise MirrorMakerStartError(f"MirrorMaker did not start in {timeout:.0f}s:\n{self._tails()}")
+            time.sleep(0.3)
+
+    def stop(self, timeout: float = 30.0) -> None:
+        if self.pid:
+            process.stop(self.pid, timeout)
+            self.pid = 0
+
+    def _tails(self) -> str:
+        return f"{process.tail(self.log_file)}\n{process.tail(self.stdout_file)}"

@@ -1,0 +1,107 @@
+"""Fixtures for the MirrorMaker 2 tests: a second KRaft cluster (the replication target) and helpers.
+
+Loaded as a pytest plugin from tests/conftest.py, so the session-scoped cluster is shared by every
+mirror test module. The shared `kafka` cluster is the source; `target_kafka` is the target.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+
+from sparklink.connectors.mirror import formats
+from sparklink.platform.kafka import KafkaCluster
+from tests.helpers import read_topic
+
+
+@pytest.fixture(scope="session")
+def target_kafka() -> Iterator[KafkaCluster]:
+    state = Path(tempfile.mkdtemp(prefix="sparklink-test-kafka-target-"))
+    cluster = KafkaCluster.create(state / "cluster", brokers=1, heap="384m")
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.destroy()
+        shutil.rmtree(state, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------- helpers
+def mirror_config(source: KafkaCluster, target: KafkaCluster, source_alias: str, **extra: str) -> dict[str, str]:
+    """Connector config for one flow between the test clusters (single brokers: replication 1)."""
+    return {
+        "source.cluster.alias": source_alias,
+        "target.cluster.alias": "dst",
+        "source.cluster.bootstrap.servers": source.bootstrap_servers,
+        "target.cluster.bootstrap.servers": target.bootstrap_servers,
+        "replication.factor": "1",
+        "offset-syncs.topic.replication.factor": "1",
+        "checkpoints.topic.replication.factor": "1",
+        "heartbeats.topic.replication.factor": "1",
+        "sync.topic.acls.enabled": "false",
+        # The source cluster is shared by the session; its `heartbeats` topic (from the heartbeat
+        # test) would otherwise join every flow. The heartbeat test turns this back on.
+        "heartbeats.replication.enabled": "false",
+        **extra,
+    }
+
+
+def create_topic(cluster: KafkaCluster, topic: str, partitions: int, **config: str) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    admin.create_topics([NewTopic(topic, partitions, 1, config=config)])[topic].result(30)
+
+
+def produce(cluster: KafkaCluster, topic: str, records: list[dict[str, object]]) -> None:
+    """Each record: partition, key, value, headers, timestamp (all optional but value)."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 5})
+    for r in records:
+        producer.produce(topic, **r)  # type: ignore[arg-type]
+    assert producer.flush(30) == 0
+
+
+Record = tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]], int]
+
+
+def read_partitions(cluster: KafkaCluster, topic: str, expected: int, timeout: float = 90.0) -> dict[int, list[Record]]:
+    """Every record of `topic` once it holds `expected`, per partition in offset order."""
+    out: dict[int, list[tuple[int, Record]]] = {}
+    for msg in read_topic(cluster.bootstrap_servers, topic, expected, timeout):
+        out.setdefault(msg.partition(), []).append(
+            (msg.offset(), (msg.key(), msg.value(), list(msg.headers() or []), msg.timestamp()[1]))
+        )
+    return {p: [r for _, r in sorted(rs, key=lambda x: x[0])] for p, rs in out.items()}
+
+
+def commit(cluster: KafkaCluster, group: str, positions: dict[tuple[str, int], int]) -> None:
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": group})
+    try:
+        consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in positions.items()], asynchronous=False)
+    finally:
+        consumer.close()
+
+
+def committed(cluster: KafkaCluster, group: str, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": group})
+    try:
+        got = consumer.committed([TopicPartition(t, p) for t, p in partitions], timeout=30)
+        return {(tp.topic, tp.partition): tp.offset for tp in got if tp.offset >= 0}
+    finally:
+        consumer.close()
+
+
+def checkpoints(target: KafkaCluster, topic: str, group: str) -> dict[int, formats.Checkpoint]:
+    out: dict[int, formats.Checkpoint] = {}
+    for msg in read_topic(target.bootstrap_servers, topic, 1):
+        cp = formats.decode_checkpoint(msg.key(), msg.value())
+        if cp.group == group:
+            out[cp.partition] = cp  # the latest one wins, as in a compacted topic
+    return out

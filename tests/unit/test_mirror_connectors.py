@@ -1,0 +1,161 @@
+"""MM2 connector contracts without clusters: alterOffsets messages, validation, task splitting, mm2.properties."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sparklink.api.errors import ConnectError
+from sparklink.connectors.mirror.checkpoint import MirrorCheckpointConnector, group_partitions
+from sparklink.connectors.mirror.heartbeat import MirrorHeartbeatConnector
+from sparklink.connectors.mirror.maker import Flow, MirrorMakerConfig
+from sparklink.connectors.mirror.offsets import java_str
+from sparklink.connectors.mirror.source import MirrorSourceConnector, decode_partitions
+
+P = {"cluster": "us", "partition": 0, "topic": "orders"}
+
+
+def refused(connector: object, partition: object, offset: object) -> str:
+    with pytest.raises(ConnectError) as info:
+        connector.alter_offsets({}, [(partition, offset)])  # type: ignore[attr-defined]
+    assert info.value.status == 500  # a ConnectException in Connect
+    return info.value.message
+
+
+def test_source_alter_offsets_accepts_good_offsets_and_tombstones() -> None:
+    source = MirrorSourceConnector()
+    assert source.alter_offsets({}, [(P, {"offset": 10}), (P, None), ({"garbage": 1}, None)]) is True
+
+
+def test_source_alter_offsets_messages_are_mm2s() -> None:
+    source = MirrorSourceConnector()
+    assert (
+        refused(source, {"partition": 0, "topic": "orders"}, {"offset": 1})
+        == "Source partition {partition=0, topic=orders} is missing the 'cluster' key, which is required"
+    )
+    assert (
+        refused(source, {"cluster": 5, "partition": 0, "topic": "t"}, {"offset": 1})
+        == "Source partition {cluster=5, partition=0, topic=t} has an invalid value 5 for the 'cluster' key, "
+        "which must be a string"
+    )
+    assert (
+        refused(source, {**P, "partition": "0"}, {"offset": 1})
+        == "Source partition {cluster=us, partition=0, topic=orders} has an invalid value 0 for the 'partition' "
+        "key, which must be an integer"
+    )
+    assert (
+        refused(source, {**P, "partition": -2}, {"offset": 1})
+        == "Source partition {cluster=us, partition=-2, topic=orders} has an invalid value -2 for the 'partition' "
+        "key, which cannot be negative"
+    )
+    assert refused(source, P, {"offset": -1}) == (
+        "Source offset {offset=-1} for source partition {cluster=us, partition=0, topic=orders} has an invalid value "
+        "-1 for the 'offset' key, which cannot be negative"
+    )
+    assert refused(source, P, {"offset": "10"}).endswith(
+        "has an invalid value 10 for the 'offset' key, which must be an integer"
+    )
+    assert refused(source, P, {"position": 3}) == (
+        "Source offset {position=3} for source partition {cluster=us, partition=0, topic=orders} is missing the "
+        "'offset' key, which is required"
+    )
+    assert refused(source, None, {"offset": 1}) == "Source partitions may not be null"
+
+
+def test_checkpoint_and_heartbeat_offsets_accept_only_zero() -> None:
+    checkpoint = {"partition": 0, "topic": "us.orders", "group": "app"}
+    assert MirrorCheckpointConnector().alter_offsets({}, [(checkpoint, {"offset": 0})]) is True
+    assert refused(MirrorCheckpointConnector(), checkpoint, {"offset": 1}) == (
+        "Source offset {offset=1} for source partition {partition=0, topic=us.orders, group=app} has an invalid "
+        "value 1 for the 'offset' key; the only accepted value is 0"
+    )
+    assert refused(MirrorCheckpointConnector(), {"topic": "t", "partition": 0}, {"offset": 0}).endswith(
+        "is missing the 'group' key, which is required"
+    )
+    beat = {"sourceClusterAlias": "us", "targetClusterAlias": "eu"}
+    assert MirrorHeartbeatConnector().alter_offsets({}, [(beat, {"offset": 0}), (beat, None)]) is True
+    assert refused(MirrorHeartbeatConnector(), {"sourceClusterAlias": "us"}, {"offset": 0}) == (
+        "Source partition {sourceClusterAlias=us} is missing the 'targetClusterAlias' key, which is required"
+    )
+    assert refused(MirrorHeartbeatConnector(), beat, {"offset": 2}).endswith("the only accepted value is 0")
+
+
+def test_java_rendering_of_json_values() -> None:
+    assert java_str({"a": None, "b": True, "c": [1, "x"], "d": 1.5}) == "{a=null, b=true, c=[1, x], d=1.5}"
+
+
+def test_validation_adds_mm2s_cross_field_errors() -> None:
+    base = {
+        "source.cluster.alias": "us",
+        "source.cluster.bootstrap.servers": "x:1",
+        "target.cluster.bootstrap.servers": "y:1",
+    }
+    errors = MirrorSourceConnector().validate(
+        {**base, "emit.offset-syncs.enabled": "false", "offset-syncs.topic.location": "target"}
+    )
+    assert errors["emit.offset-syncs.enabled"] == [
+        "MirrorSourceConnector can't setup offset-syncs feature while emit.offset-syncs.enabled set to false"
+    ]
+    errors = MirrorCheckpointConnector().validate({**base, "emit.checkpoints.enabled": "false"})
+    assert errors["emit.checkpoints.enabled"] == [
+        "MirrorCheckpointConnector can't run with emit.checkpoints.enabled set to false"
+    ]
+    errors = MirrorCheckpointConnector().validate({**base, "emit.offset-syncs.enabled": "false"})
+    assert errors["emit.offset-syncs.enabled"] == ["MirrorCheckpointConnector can't run without offset syncs"]
+    assert (
+        MirrorCheckpointConnector().validate({**base, "enabled": "false", "emit.checkpoints.enabled": "false"})[
+            "emit.checkpoints.enabled"
+        ]
+        == []
+    )
+    missing = MirrorSourceConnector().validate({})
+    assert missing["source.cluster.alias"] == [
+        'Missing required configuration "source.cluster.alias" which has no default value.'
+    ]
+
+
+def test_partitions_round_trip_through_task_config_strings() -> None:
+    assert decode_partitions("a-b-0, c-12") == [("a-b", 0), ("c", 12)]
+
+
+def test_groups_split_into_contiguous_chunks() -> None:
+    assert group_partitions(["a", "b", "c", "d", "e"], 2) == [["a", "b", "c"], ["d", "e"]]
+
+
+def test_mm2_properties_become_workers_and_connector_configs(tmp_path: Path) -> None:
+    path = tmp_path / "mm2.properties"
+    path.write_text(
+        "clusters = A, B\n"
+        "A.bootstrap.servers = a:9092\n"
+        "B.bootstrap.servers = b:9092\n"
+        "A.producer.linger.ms = 7\n"
+        "A->B.enabled = true\n"
+        "A->B.topics = orders.*\n"
+        "topics = other\n"
+        "replication.factor = 1\n"
+        "offset.storage.replication.factor = 1\n"
+        "sync.topic.acls.enabled = false\n"
+        "unrelated.key = ignored\n"
+    )
+    config = MirrorMakerConfig.load(path)
+    # B->A runs too (heartbeats into A), as MirrorMaker's clusterPairs does.
+    assert config.flows() == [Flow("A", "B"), Flow("B", "A")]
+    worker = config.worker_config(Flow("A", "B"))
+    assert worker["bootstrap.servers"] == "b:9092"
+    assert (worker["group.id"], worker["offset.storage.topic"]) == ("A-mm2", "mm2-offsets.A.internal")
+    assert worker["config.storage.topic"] == "mm2-configs.A.internal"
+    assert worker["offset.storage.replication.factor"] == "1"
+    source = config.connector_config(Flow("A", "B"), "org.apache.kafka.connect.mirror.MirrorSourceConnector")
+    assert source["name"] == "MirrorSourceConnector"
+    assert source["source.cluster.bootstrap.servers"] == "a:9092"
+    assert source["target.cluster.bootstrap.servers"] == "b:9092"
+    assert source["source.producer.linger.ms"] == "7"
+    assert source["source.producer.bootstrap.servers"] == "a:9092"
+    assert (source["topics"], source["enabled"], source["replication.factor"]) == ("orders.*", "true", "1")
+    assert (source["source.cluster.alias"], source["target.cluster.alias"]) == ("A", "B")
+    assert "unrelated.key" not in source and "sync.topic.acls.enabled" in source
+    back = config.connector_config(Flow("B", "A"), "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector")
+    assert (back["enabled"], back["target.cluster.bootstrap.servers"]) == ("false", "a:9092")
+    path.write_text("clusters = A, B\nA->B.enabled = true\nemit.heartbeats.enabled = false\n")
+    assert MirrorMakerConfig.load(path).flows() == [Flow("A", "B")]

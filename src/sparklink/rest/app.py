@@ -24,6 +24,21 @@ class StripTrailingSlash:
         await self.app(scope, receive, send)
 
 
+class RefuseWritesWhileStarting:
+    """Until the stores are loaded, changes get 503 with Connect's error body (reads and /health pass)."""
+
+    def __init__(self, app: ASGIApp, herder: Herder) -> None:
+        self.app = app
+        self.herder = herder
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] not in ("GET", "HEAD") and not self.herder.ready:
+            response = errors.error_body(503, "Worker is still starting up; retry in a few seconds (GET /health)")
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 def create_app(herder: Herder) -> FastAPI:
     app = FastAPI(title="sparklink Connect REST API", version=__version__, redirect_slashes=False)
     app.state.herder = herder
@@ -33,5 +48,6 @@ def create_app(herder: Herder) -> FastAPI:
     app.include_router(plugins.router)
     app.include_router(loggers.router)
     app.include_router(metrics.router)
+    app.add_middleware(RefuseWritesWhileStarting, herder=herder)
     app.add_middleware(StripTrailingSlash)
     return app

@@ -40,6 +40,7 @@ class KafkaLog:
     def start(self, apply: Callable[[bytes | None, bytes | None], None], timeout: float = 60.0) -> None:
         """Create the topic if needed (compacted) and replay it through `apply` in log order."""
         ensure_topic(self.bootstrap_servers, self.topic, self.partitions, self.replication_factor)
+        self._wait_for_leaders(timeout)
         self._producer = Producer(
             client_config(
                 self.bootstrap_servers,
@@ -53,6 +54,19 @@ class KafkaLog:
         )
         for key, value in self.read_all(timeout):
             apply(key, value)
+
+    def _wait_for_leaders(self, timeout: float) -> None:
+        """A topic created a moment ago answers NOT_LEADER until each partition has elected one."""
+        admin = AdminClient(client_config(self.bootstrap_servers))
+        deadline = time.monotonic() + timeout
+        while True:
+            meta = admin.list_topics(self.topic, timeout=10).topics.get(self.topic)
+            partitions = meta.partitions if meta is not None and meta.error is None else {}
+            if partitions and all(p.leader >= 0 and p.error is None for p in partitions.values()):
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"topic {self.topic} has partitions without a leader after {timeout:.0f}s")
+            time.sleep(0.2)
 
     def read_all(self, timeout: float = 60.0) -> list[Record]:
         """Every record currently in the topic, partition by partition, oldest first."""

@@ -1,0 +1,40 @@
+"""Before the worker has loaded its stores, /health says so and changes get a clear 503."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+
+from sparklink.herder.herder import Herder
+from sparklink.rest.app import create_app
+from sparklink.storage.backend import MemoryBackend
+from sparklink.storage.config import ConfigStore
+from sparklink.storage.offsets import OffsetStore
+from sparklink.storage.status import StatusStore
+from sparklink.worker_config import WorkerConfig
+
+
+def test_writes_are_refused_until_the_worker_is_ready() -> None:
+    herder = Herder(
+        WorkerConfig(),
+        ConfigStore(MemoryBackend()),
+        StatusStore(MemoryBackend()),
+        OffsetStore(MemoryBackend()),
+        worker=None,
+    )
+
+    async def calls() -> tuple[httpx.Response, httpx.Response, httpx.Response]:
+        transport = httpx.ASGITransport(app=create_app(herder))
+        async with httpx.AsyncClient(transport=transport, base_url="http://worker") as client:
+            body = {"name": "x", "config": {"connector.class": "datagen", "topic": "t"}}
+            return (
+                await client.post("/connectors", json=body),
+                await client.get("/health"),
+                await client.put("/connectors/x/pause"),
+            )
+
+    created, health, paused = asyncio.run(calls())
+    assert created.status_code == 503 and paused.status_code == 503
+    assert created.json()["error_code"] == 503 and "still starting up" in created.json()["message"]
+    assert health.status_code == 503 and health.json()["status"] == "starting"

@@ -20,20 +20,11 @@ from pathlib import Path
 
 from sparklink.platform import artifacts, process
 
+# The same file-only Log4j 2 set-up and JVM flags as the Connect peer: both run Connect's runtime.
+from sparklink.platform.connect_peer import JVM_OPTS, LOG4J2
+
 MIRROR_MAKER_MAIN = "org.apache.kafka.connect.mirror.MirrorMaker"
 STARTED = "Kafka MirrorMaker started"
-LOG4J2 = """\
-status = warn
-appender.file.type = File
-appender.file.name = FILE
-appender.file.fileName = {log_file}
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c:%L)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = FILE
-logger.reflections.name = org.reflections
-logger.reflections.level = ERROR
-"""
 
 
 class MirrorMakerStartError(RuntimeError):
@@ -62,8 +53,7 @@ class MirrorMakerPeer:
         return [
             "java",
             f"-Xmx{self.heap}",
-            "-XX:+UseG1GC",
-            "-Djava.awt.headless=true",
+            *JVM_OPTS,
             f"-Dlog4j2.configurationFile={log4j}",
             *self.jvm_options,
             "-cp",

@@ -8,8 +8,10 @@ from typing import Any
 from confluent_kafka import Consumer, TopicPartition
 
 _rdkafka_log = logging.getLogger("sparklink.rdkafka")
-# librdkafka warns about transient states (coordinator loading, broker restarts) that it retries itself.
-_rdkafka_log.setLevel(logging.ERROR)
+# librdkafka reports transient states (coordinator loading, a broker restarting, connection refused)
+# that it retries itself; failures that matter surface as exceptions from the client calls. Raise
+# the level at run time through /admin/loggers/sparklink.rdkafka when debugging a connection.
+_rdkafka_log.setLevel(logging.CRITICAL)
 
 
 def client_config(bootstrap_servers: str, **extra: Any) -> dict[str, Any]:

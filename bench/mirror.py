@@ -37,7 +37,7 @@ from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-def
 from sparklink.kafka_clients import client_config
 from sparklink.platform import artifacts, ports, process
 from sparklink.platform.kafka import KafkaCluster
-from sparklink.platform.mirror_maker_peer import MirrorMakerPeer
+from sparklink.platform.mirror_maker_peer import SINGLE_BROKER_TOPICS, MirrorMakerPeer
 
 RESULTS = Path(__file__).parent / "results"
 TOPIC = "bench-src"
@@ -255,13 +255,7 @@ def run_apache(
             "tasks.max": str(tasks),
             "emit.heartbeats.enabled": "false",
             "sync.topic.acls.enabled": "false",
-            "replication.factor": "1",
-            "offset-syncs.topic.replication.factor": "1",
-            "checkpoints.topic.replication.factor": "1",
-            "heartbeats.topic.replication.factor": "1",
-            "offset.storage.replication.factor": "1",
-            "config.storage.replication.factor": "1",
-            "status.storage.replication.factor": "1",
+            **SINGLE_BROKER_TOPICS,
         },
         heap="2g",
     )

@@ -19,7 +19,7 @@ import pytest
 from sparklink.connectors.mirror import formats
 from sparklink.platform import artifacts
 from sparklink.platform.kafka import KafkaCluster
-from sparklink.platform.mirror_maker_peer import MirrorMakerPeer
+from sparklink.platform.mirror_maker_peer import SINGLE_BROKER_TOPICS, MirrorMakerPeer
 from tests.conftest import WorkerFactory
 from tests.helpers import read_topic, topic_size, unique, wait_for
 from tests.it.mirror_fixtures import checkpoints, commit, create_topic, mirror_config, produce
@@ -113,13 +113,7 @@ def test_our_checkpoints_translate_apache_offset_syncs_like_apache(
             f"{flow}.emit.checkpoints.interval.seconds": "25",
             "emit.heartbeats.enabled": "false",
             "sync.topic.acls.enabled": "false",
-            "replication.factor": "1",
-            "offset-syncs.topic.replication.factor": "1",
-            "checkpoints.topic.replication.factor": "1",
-            "heartbeats.topic.replication.factor": "1",
-            "offset.storage.replication.factor": "1",
-            "config.storage.replication.factor": "1",
-            "status.storage.replication.factor": "1",
+            **SINGLE_BROKER_TOPICS,
         },
         heap="384m",
     ).start()

@@ -23,6 +23,20 @@ from sparklink.platform import artifacts, process
 # The same file-only Log4j 2 set-up and JVM flags as the Connect peer: both run Connect's runtime.
 from sparklink.platform.connect_peer import JVM_OPTS, LOG4J2
 
+# Every topic MirrorMaker and its internal Connect workers create, at replication factor 1: for
+# clusters of a single broker, as in tests and benchmarks.
+SINGLE_BROKER_TOPICS = {
+    key: "1"
+    for key in (
+        "replication.factor",
+        "offset-syncs.topic.replication.factor",
+        "checkpoints.topic.replication.factor",
+        "heartbeats.topic.replication.factor",
+        "offset.storage.replication.factor",
+        "config.storage.replication.factor",
+        "status.storage.replication.factor",
+    )
+}
 MIRROR_MAKER_MAIN = "org.apache.kafka.connect.mirror.MirrorMaker"
 STARTED = "Kafka MirrorMaker started"
 

@@ -137,7 +137,7 @@ def test_our_checkpoints_translate_apache_offset_syncs_like_apache(
             found = checkpoints(target_kafka, f"{a}.checkpoints.internal", group)
             return {p: cp.downstream_offset for p, cp in found.items()} if len(found) == 2 else None
 
-        ours = wait_for(lambda: latest(ours_group), 120, "our checkpoints")
+        ours = wait_for(lambda: latest(ours_group), 240, "our checkpoints")
         theirs = wait_for(lambda: latest(apache_group), 120, "Apache's checkpoints")
         assert ours == theirs
         # Never past the group's position (the target started empty: record i sits at offset i).

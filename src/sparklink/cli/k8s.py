@@ -26,7 +26,7 @@ console = Console()
 StateDir = Annotated[
     Path | None,
     typer.Option(
-        "--state-dir", help="Where the cluster keeps its PKI, kubeconfig, etcd data and logs [default: .state/kube]."
+        "--state-dir", help="Where the cluster keeps its PKI, kubeconfig, etcd data and logs \\[default: .state/kube]."
     ),
 ]
 
@@ -39,7 +39,9 @@ def start(
     """Start the control plane in the background and print how to reach it.
 
     A first start creates a CA, certificates, an admin user (group system:masters) and a kubeconfig.
-    Running it again on an existing state directory restarts the same cluster with its data.
+    A later start on the same state directory brings the same cluster back with its data.
+
+    Then, with your own kubectl: export KUBECONFIG=<the printed path>; kubectl get namespaces
     """
     path = state_dir or default_state_dir()
     try:

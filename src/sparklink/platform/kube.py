@@ -151,14 +151,19 @@ class KubeCluster:
         started and raises KubeStartError with the tail of the failing component's log.
         """
         deadline = time.monotonic() + timeout
+        started: list[Component] = []
         try:
             for component in self.components:
                 if not (component.pid and process.alive(component.pid)):
                     component.pid = process.spawn(self._command(component.name), self.log_file(component.name))
+                    started.append(component)
                     self.save()
                 self._wait(component, deadline)
         except BaseException:
-            self.stop()
+            for component in reversed(started):
+                process.stop(component.pid, timeout=30)
+                component.pid = 0
+            self.save()
             raise
 
     def stop(self) -> None:

@@ -2,6 +2,10 @@
 
 Loaded as a pytest plugin from tests/conftest.py. The control plane starts only when a test asks for
 `kube` (or `kube_api`), once per test session, and everything it started is stopped at the end.
+
+Mind one timing: the garbage collector learns the kind of a CRD created during the session on its
+discovery resync (every 30 s), so dependents of such objects are collected only after that; install
+CRDs early in a module and wait with generous deadlines.
 """
 
 from __future__ import annotations

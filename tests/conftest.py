@@ -99,3 +99,6 @@ def module_worker(kafka: KafkaCluster, spark: Any, tmp_path_factory: pytest.Temp
 
 # MirrorMaker 2 tests: a second (target) cluster, shared by their modules.
 pytest_plugins = ["tests.it.mirror_fixtures"]
+
+# Tests on a real Kubernetes API server (etcd + kube-apiserver + kube-controller-manager).
+pytest_plugins.append("tests.kube_fixtures")

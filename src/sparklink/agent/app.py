@@ -7,6 +7,14 @@ Caller: `server.serve` mounts one app on both ports (mTLS external, plain loopba
 - `GET /v1/ready`: 204 when `3 <= n != 127`, else 503 `Readiness failed: brokerState is n` (404 as above);
 - 503 on both when the broker's metrics cannot be read (broker down, Jolokia not up yet);
 - anything else, including other API versions: 404.
+
+One deliberate difference, for KRaft: Kafka 4.x loads and recovers logs while the broker is still STARTING
+(1) - the first metadata publish runs LogManager.startup before the controller sees the broker caught up -
+and RECOVERY (2) now only means "caught up, not yet unfenced". ZooKeeper-mode brokers, which Strimzi's
+agent and proposal 048 were written against, reported RECOVERY during log loading. So while the LogManager's
+recovery gauges exist (they are registered for exactly the duration of log loading) and the broker is not
+yet RUNNING, the agent reports state 2 with `recoveryState`, and a roller that never restarts a broker in
+state 2 - ours or Strimzi's - keeps its promise.
 """
 
 from __future__ import annotations
@@ -52,8 +60,9 @@ def create_app(reader: MetricsReader, node_name: str = "broker") -> FastAPI:
             return found
         if found.broker_state is None:
             return _text(404, NOT_FOUND)
-        body: dict[str, object] = {"brokerState": found.broker_state}
-        if found.broker_state == RECOVERY and found.remaining_logs is not None and found.remaining_segments is not None:
+        state = effective_state(found)
+        body: dict[str, object] = {"brokerState": state}
+        if state == RECOVERY and found.remaining_logs is not None and found.remaining_segments is not None:
             body["recoveryState"] = {
                 "remainingLogsToRecover": found.remaining_logs,
                 "remainingSegmentsToRecover": found.remaining_segments,
@@ -66,15 +75,24 @@ def create_app(reader: MetricsReader, node_name: str = "broker") -> FastAPI:
         found = await metrics()
         if isinstance(found, Response):
             return found
-        state = found.broker_state
-        if state is None:
+        if found.broker_state is None:
             log.warning("%s: %s", node_name, NOT_FOUND)
             return _text(404, NOT_FOUND)
+        state = effective_state(found)
         if RUNNING <= state != UNKNOWN:
             return Response(status_code=204, media_type=CONTENT_TYPE)
         return _text(503, f"Readiness failed: brokerState is {state}")
 
     return app
+
+
+def effective_state(found: BrokerMetrics) -> int:
+    """The broker's state, reported as RECOVERY while it loads logs before RUNNING (see the module docstring)."""
+    assert found.broker_state is not None
+    loading = found.remaining_logs is not None and found.remaining_segments is not None
+    if loading and found.broker_state < RUNNING:
+        return RECOVERY
+    return found.broker_state
 
 
 def _text(status: int, body: str) -> Response:

@@ -71,4 +71,5 @@ def _summed(reply: dict[str, Any]) -> int | None:
     values = reply.get("value") or {}
     if not values:
         return None
-    return sum(int(attrs["Value"]) for attrs in values.values())
+    # A recovery thread's gauge reads null until the thread picks up its first log.
+    return sum(int(attrs.get("Value") or 0) for attrs in values.values())

@@ -233,7 +233,7 @@ def test_min_isr_that_never_recovers_fails_the_roll_without_a_restart() -> None:
     runtime = FakeRuntime([B1])
     admin = FakeAdmin()
     admin.topic_states = [topic("t", 2, ((1, 2, 3), (1, 2)))]
-    with pytest.raises(RollFailedError, match="Pod b1 cannot be updated right now."):
+    with pytest.raises(RollFailedError, match=r"Pod b1 cannot be updated right now\."):
         roller(runtime, admin, FakeAgents()).roll(manual)
     assert runtime.restarts == []
 

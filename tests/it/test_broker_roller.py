@@ -42,7 +42,8 @@ def admin(cluster: KafkaCluster) -> AdminClient:
 
 def create_topic(cluster: KafkaCluster, topic: str, partitions: int) -> None:
     config = {"min.insync.replicas": str(MIN_ISR)}
-    admin(cluster).create_topics([NewTopic(topic, partitions, 3, config=config)])[topic].result(60)
+    client = admin(cluster)  # held until the future resolves: a collected client cancels its requests
+    client.create_topics([NewTopic(topic, partitions, 3, config=config)])[topic].result(60)
     wait_for(lambda: isr_sizes(cluster, topic) == [3] * partitions, 60, f"{topic} fully replicated")
 
 
@@ -59,7 +60,8 @@ def broker_setting(cluster: KafkaCluster, node_id: int, key: str) -> str:
     from confluent_kafka.admin import ConfigResource
 
     resource = ConfigResource(ConfigResource.Type.BROKER, str(node_id))
-    return str(admin(cluster).describe_configs([resource])[resource].result(30)[key].value)
+    client = admin(cluster)
+    return str(client.describe_configs([resource])[resource].result(30)[key].value)
 
 
 def settings(**overrides: Any) -> RollerSettings:

@@ -146,7 +146,7 @@ def roll(
 
       sparklink kafka roll -c log.cleaner.threads=2  (dynamic: no restart)
 
-      sparklink kafka roll -c num.io.threads=4  (static: each broker once)
+      sparklink kafka roll -c queued.max.requests=600  (read-only: each broker once)
 
       sparklink kafka roll --manual --node 2  (restart broker 2 safely)
     """

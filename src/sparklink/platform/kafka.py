@@ -202,9 +202,10 @@ class KafkaCluster:
     def start(self, timeout: float = 90.0) -> None:
         """Format storage where needed, start every node (and agent) and wait until all brokers are registered."""
         self._start_agents()
-        for node in self.nodes:
-            if not (node.pid and process.alive(node.pid)):
-                self._start_node(node)
+        pending = [n for n in self.nodes if not (n.pid and process.alive(n.pid))]
+        self._format([n for n in pending if not (self._data_dir(n) / "meta.properties").exists()])
+        for node in pending:
+            self._start_node(node)
         self.save()
         self.wait_ready(timeout)
 
@@ -413,11 +414,13 @@ class KafkaCluster:
                 log = self.agent_log_file(node)
                 raise KafkaStartError(f"the agent of {node.name} exited; last lines of {log}:\n{process.tail(log)}")
 
+    def _data_dir(self, node: Node) -> Path:
+        return self.state_dir / "data" / node.name
+
     def _start_node(self, node: Node) -> None:
+        if not (self._data_dir(node) / "meta.properties").exists():
+            self._format([node])
         props = self._write_config(node)
-        data_dir = self.state_dir / "data" / node.name
-        if not (data_dir / "meta.properties").exists():
-            self._format(props)
         cmd = [*self._java(node), BROKER_MAIN, str(props)]
         node.pid = process.spawn(cmd, self.log_file(node))
 
@@ -445,24 +448,33 @@ class KafkaCluster:
             artifacts.classpath("kafka"),
         ]
 
-    def _format(self, props: Path) -> None:
-        cmd = [
-            "java",
-            "-Xmx256m",
-            f"-Dlog4j2.configurationFile={self.state_dir / 'config' / 'log4j2.properties'}",
-            "-cp",
-            artifacts.classpath("kafka"),
-            STORAGE_TOOL,
-            "format",
-            "--ignore-formatted",
-            "-t",
-            self.cluster_id,
-            "-c",
-            str(props),
-        ]
-        result = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if result.returncode != 0:
-            raise KafkaStartError(f"formatting storage with {props} failed:\n{result.stdout}{result.stderr}")
+    def _format(self, nodes: list[Node]) -> None:
+        """Format the storage of `nodes`, all at once: each is a JVM start, which is most of the wait."""
+        (self.state_dir / "config").mkdir(parents=True, exist_ok=True)
+        (self.state_dir / "config" / "log4j2.properties").write_text(LOG4J2)
+        running = []
+        for node in nodes:
+            props = self._write_config(node)
+            cmd = [
+                "java",
+                "-Xmx256m",
+                f"-Dlog4j2.configurationFile={self.state_dir / 'config' / 'log4j2.properties'}",
+                "-cp",
+                artifacts.classpath("kafka"),
+                STORAGE_TOOL,
+                "format",
+                "--ignore-formatted",
+                "-t",
+                self.cluster_id,
+                "-c",
+                str(props),
+            ]
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            running.append((props, proc))
+        for props, proc in running:
+            output, _ = proc.communicate()
+            if proc.returncode != 0:
+                raise KafkaStartError(f"formatting storage with {props} failed:\n{output}")
 
     def _write_config(self, node: Node) -> Path:
         path = self.state_dir / "config" / f"{node.name}.properties"

@@ -79,6 +79,30 @@ def test_a_dynamic_change_is_applied_to_every_broker_without_a_restart(cluster: 
     assert {broker_setting(cluster, b.node_id, "log.cleaner.threads") for b in cluster.brokers} == {"2"}
 
 
+def test_kafka_roll_cli_prints_a_dry_run_plan_then_applies_a_dynamic_change(cluster: KafkaCluster) -> None:
+    from typer.testing import CliRunner
+
+    from sparklink.cli.main import app
+
+    runner = CliRunner()
+    pids = {n.node_id: n.pid for n in cluster.nodes}
+    state = ["--state-dir", str(cluster.state_dir)]
+    plan = runner.invoke(app, ["kafka", "roll", *state, "--dry-run", "-c", "log.cleaner.threads=3"])
+    assert plan.exit_code == 0, plan.output
+    lines = [line.strip() for line in plan.output.splitlines() if "): " in line]
+    assert [line.split(" ")[0] for line in lines[:3]] == [f"node-{c.node_id}/{c.node_id}" for c in cluster.controllers]
+    assert all(": none" in line for line in lines[:3])
+    assert all(": reconfigure" in line and "log.cleaner.threads=3" in line for line in lines[3:]), plan.output
+    assert KafkaCluster.load(cluster.state_dir).node_config == cluster.node_config  # a dry run records nothing
+
+    applied = runner.invoke(app, ["kafka", "roll", *state, "-c", "log.cleaner.threads=3"])
+    assert applied.exit_code == 0, applied.output
+    assert "Roll complete. Restarted: none." in applied.output
+    assert {broker_setting(cluster, b.node_id, "log.cleaner.threads") for b in cluster.brokers} == {"3"}
+    cluster.node_config.update(KafkaCluster.load(cluster.state_dir).node_config)
+    assert {n.node_id: n.pid for n in cluster.nodes} == pids
+
+
 def test_a_restart_that_would_take_a_partition_under_min_isr_waits_until_the_down_broker_is_back(
     cluster: KafkaCluster,
 ) -> None:
@@ -126,6 +150,7 @@ class Traffic:
         self.consumed: dict[bytes, bytes] = {}
         self.failed = 0
         self.stop = threading.Event()
+        self.produced = threading.Event()
         self.producer = Producer(
             client_config(
                 bootstrap, **{"acks": "all", "enable.idempotence": True, "linger.ms": 5, "message.timeout.ms": 300000}
@@ -146,8 +171,9 @@ class Traffic:
 
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
-        for t in self.threads:
-            t.join(timeout=120)
+        self.threads[0].join(timeout=300)  # the producer flushes: its last acknowledgements arrive now
+        self.produced.set()
+        self.threads[1].join(timeout=180)
         self.consumer.close()
 
     def _delivered(self, err: object, msg: Any) -> None:
@@ -168,7 +194,12 @@ class Traffic:
 
     def _consume(self) -> None:
         self.consumer.subscribe([self.topic])
-        while not (self.stop.is_set() and self.acked.keys() <= self.consumed.keys()):
+        deadline = float("inf")
+        while time.monotonic() < deadline:
+            if self.produced.is_set():
+                if self.acked.keys() <= self.consumed.keys():
+                    return
+                deadline = min(deadline, time.monotonic() + 120)
             msg = self.consumer.poll(0.5)
             if msg is not None and not msg.error():
                 self.consumed[msg.key()] = msg.value()

@@ -30,16 +30,21 @@ def run_agent(
     node_name: Annotated[str, typer.Option(help="Name used in logs, e.g. node-1.")] = "broker",
     host: Annotated[str, typer.Option(help="Address of the HTTPS port.")] = "0.0.0.0",
 ) -> None:
-    """Serve a broker's state: GET /v1/broker-state over mTLS, and /v1/ready on the loopback probe port.
+    """Serve one broker's state to the roller (mTLS) and to local probes.
 
-    The broker JVM must run the Jolokia agent on loopback
-    (-javaagent:jolokia-agent-jvm-javaagent.jar=host=127.0.0.1,port=N). The roller asks
-    /v1/broker-state before it restarts a broker that is not ready: a broker in log recovery (state 2) is
-    never restarted. Example, with the files `sparklink kafka start --agents` lays out:
+    GET /v1/broker-state answers over HTTPS with mutual TLS (TLS 1.3, a
+    client certificate from the cluster CA); /v1/ready and the same state
+    answer on a plain-HTTP port on 127.0.0.1. A broker in log recovery
+    reports state 2: the roller never restarts it.
 
-        sparklink agent --jolokia-port 8778 --cert tls/node-1.crt --key tls/node-1.key --ca-cert tls/ca.crt
+    The broker JVM must run the Jolokia agent on loopback:
+    -javaagent:jolokia-agent-jvm-javaagent.jar=host=127.0.0.1,port=8778
+    (`sparklink kafka start --agents` sets all of this up). By hand:
 
-    Check it: curl http://127.0.0.1:8080/v1/ready  (204 when the broker runs)
+      sparklink agent --jolokia-port 8778 --cert tls/node-1.crt
+      --key tls/node-1.key --ca-cert tls/ca.crt
+
+    Check it: curl -i http://127.0.0.1:8080/v1/ready  (204 when running)
     """
     for path in (cert, key, ca_cert):
         if not path.is_file():

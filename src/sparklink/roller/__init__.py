@@ -6,5 +6,10 @@
   an `AgentClient` (mTLS to each broker's agent) and a `NodeRuntime` (local processes or Kubernetes pods);
 - `admin`, `agent_client`, `runtime`: those three adapters.
 
-Callers: `sparklink kafka roll`, and the operator for `Kafka`/`KafkaNodePool` resources.
+Callers: `sparklink kafka roll` (through `local.local_roller`), and the operator for `Kafka`/`KafkaNodePool`
+resources, which builds `KafkaRoller(runtime, ConfluentClusterAdmin(bootstrap, controllers),
+MtlsAgentClient(cert, key, ca), RollerSettings(operation_timeout=...))` with a `NodeRuntime` over its pods,
+calls `roll(needs)` - `needs(node)` gives each node's reasons (MANUAL_ROLLING_UPDATE for
+`strimzi.io/manual-rolling-update`, POD_HAS_OLD_REVISION for a changed pod spec) - and turns a
+`RollFailedError` into a NotReady condition carrying its message.
 """

@@ -95,6 +95,10 @@ def test_kafka_roll_cli_prints_a_dry_run_plan_then_applies_a_dynamic_change(clus
     assert all(": reconfigure" in line and "log.cleaner.threads=3" in line for line in lines[3:]), plan.output
     assert KafkaCluster.load(cluster.state_dir).node_config == cluster.node_config  # a dry run records nothing
 
+    typo = runner.invoke(app, ["kafka", "roll", *state, "-c", "log.cleaner.thread=3"])
+    assert typo.exit_code == 2 and "Unknown broker setting(s): log.cleaner.thread." in typo.output
+    assert KafkaCluster.load(cluster.state_dir).node_config == cluster.node_config
+
     applied = runner.invoke(app, ["kafka", "roll", *state, "-c", "log.cleaner.threads=3"])
     assert applied.exit_code == 0, applied.output
     assert "Roll complete. Restarted: none." in applied.output

@@ -175,6 +175,8 @@ def roll(
             raise typer.Exit(2)
         updates[key.strip()] = value.strip()
     targets = set(node) if node else ({n.node_id for n in cluster.brokers} if updates else known)
+    if updates:
+        _check_settings_known(cluster, updates)
     for node_id in sorted(targets) if updates else ():
         # A dry run changes the desired settings in memory only; a roll records them first, as the resource would.
         cluster.node_config.setdefault(str(node_id), {}).update(updates)
@@ -208,3 +210,25 @@ def roll(
     console.print(
         f"[green]Roll complete.[/green] Restarted: {restarted}. Reconfigured without restart: {reconfigured}."
     )
+
+
+def _check_settings_known(cluster: KafkaCluster, updates: dict[str, str]) -> None:
+    """Refuse a setting no broker knows (a typo would otherwise restart every broker for nothing)."""
+    from sparklink.roller.admin import AdminError, ConfluentClusterAdmin
+
+    running = [b for b in cluster.brokers if cluster.node_alive(b.node_id)]
+    if not running:
+        return  # nothing to ask; the roll itself reports the brokers that are down
+    admin = ConfluentClusterAdmin(cluster.bootstrap_servers, cluster.controller_addresses, timeout=30)
+    try:
+        known = admin.broker_config(running[0].node_id)
+    except AdminError as exc:
+        console.print(f"[red]Cannot read the brokers' settings to check --config:[/red] {exc}")
+        raise typer.Exit(1) from None
+    unknown = sorted(set(updates) - set(known))
+    if unknown:
+        console.print(
+            f"[red]Unknown broker setting(s): {', '.join(unknown)}.[/red] Nothing was changed. "
+            "See https://kafka.apache.org/documentation/#brokerconfigs for the names."
+        )
+        raise typer.Exit(2)

@@ -140,7 +140,8 @@ def test_a_broker_in_log_recovery_is_reported_and_never_restarted_and_a_later_ro
     wait_for(lambda: observe(lambda s: s.in_recovery and s.remaining_logs), 180, "the agent to report RECOVERY")
 
     # A roll now waits, asks the agent, and never restarts the broker; it fails with Strimzi's message.
-    quick = RollerSettings(operation_timeout=1.0, polling_interval=0.2, backoff_initial=0.005)
+    # Short waits so that the whole failing roll (10 attempts) fits well inside the recovery.
+    quick = RollerSettings(operation_timeout=0.5, polling_interval=0.1, backoff_initial=0.005)
     roller = local_roller(cluster, quick, only=[node.node_id])
     with pytest.raises(RollFailedError) as failure:
         roller.roll(lambda n: [RestartReason.MANUAL_ROLLING_UPDATE])

@@ -243,9 +243,10 @@ def test_a_static_change_rolls_every_node_once_under_load_never_at_min_isr_activ
     assert all(r == {RestartReason.CONFIG_CHANGE_REQUIRES_RESTART} and not f for _, r, f in result.restarted)
     assert [r["node"] for r in restarts[:3]] == [n.node_id for n, _, _ in result.restarted[:3]]
     assert {r["node"] for r in restarts[:3]} == set(controllers), "brokers were restarted before a controller"
-    # The active controller went last: every other controller was restarted while a different node led.
+    # The active controller went last: no controller was restarted while it led and another was left.
     assert all(r["leader"] != r["node"] for r in restarts[:2])
-    assert restarts[2]["leader"] == restarts[2]["node"]
+    if len({r["leader"] for r in restarts[:3]}) == 1:  # unless an election moved the leadership meanwhile
+        assert restarts[2]["leader"] == restarts[2]["node"]
     for row in restarts[3:]:
         assert all(size > MIN_ISR for size in row["isr_with_node"]), f"restarted at minISR: {row}"
     assert all(cluster.node(n).pid != pid for n, pid in pids.items())

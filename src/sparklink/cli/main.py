@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from sparklink.cli import connectors, demo, kafka, mirror_maker, worker
+from sparklink.cli import connectors, demo, kafka, mirror_maker, operator, worker
 
 app = typer.Typer(
     help="sparklink: a Kafka Connect-compatible connector runtime whose pipelines run on Apache Spark.\n\n"
@@ -18,6 +18,7 @@ app.command("demo")(demo.run_demo)
 app.command("mirror-maker")(mirror_maker.run_mirror_maker)
 app.add_typer(kafka.app, name="kafka")
 app.add_typer(connectors.app, name="connectors")
+app.add_typer(operator.app, name="operator")
 
 
 if __name__ == "__main__":

@@ -165,7 +165,7 @@ def test_restart_annotations_restart_what_they_say_and_invalid_ones_warn(env: tu
 
 
 def test_offsets_list_alter_reset_through_config_maps(env: tuple[Deps, MemoryStore, str]) -> None:
-    deps, store, url = env
+    deps, store, _url = env
     name = unique("offsets")
     key = connector(
         store, name, listOffsets={"toConfigMap": {"name": "listed"}}, alterOffsets={"fromConfigMap": {"name": "wanted"}}

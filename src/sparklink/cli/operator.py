@@ -50,6 +50,16 @@ def run(
         Path, typer.Option(help="Where local Connect workers keep their properties, logs and state.")
     ] = Path(".state/operator"),
     workers: Annotated[int, typer.Option(help="Resources reconciled in parallel.")] = 4,
+    runtime: Annotated[
+        str,
+        typer.Option(
+            help="Where Connect workers run: 'local' (sparklink worker processes on this machine) or "
+            "'kubernetes' (a Deployment, Service and ConfigMap per cluster; the operator must reach the Services)."
+        ),
+    ] = "local",
+    image: Annotated[
+        str, typer.Option(help="Worker image for --runtime kubernetes (spec.image wins).")
+    ] = "sparklink:latest",
     log_level: Annotated[str, typer.Option(help="Python log level of the operator.")] = "INFO",
 ) -> None:
     """Watch KafkaConnect, KafkaConnector and KafkaMirrorMaker2 resources and reconcile them.
@@ -71,7 +81,11 @@ def run(
         metrics_port=metrics_port,
         state_dir=state_dir,
         workers=workers,
+        runtime=runtime,
+        image=image,
     )
+    if runtime not in ("local", "kubernetes"):
+        raise typer.BadParameter(f"--runtime must be 'local' or 'kubernetes', not '{runtime}'")
     operator = Operator(config)
 
     def on_signal(_sig: int, _frame: object) -> None:

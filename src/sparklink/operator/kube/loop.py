@@ -53,6 +53,8 @@ class OperatorConfig:
     state_dir: Path = Path(".state/operator")
     workers: int = 4
     worker_log_level: str = "INFO"
+    runtime: str = "local"  # or "kubernetes": Deployments in the cluster instead of local processes
+    image: str = "sparklink:latest"
 
 
 class Operator:
@@ -63,6 +65,10 @@ class Operator:
         self.api = api_client(config.kubeconfig)
         self.store = KubeStore(self.api)
         self.metrics = OperatorMetrics()
+        if runtime is None and config.runtime == "kubernetes":
+            from sparklink.operator.runtime.kubernetes import KubernetesWorkerRuntime
+
+            runtime = KubernetesWorkerRuntime(self.api, config.image)
         self.runtime = runtime or LocalWorkerRuntime(config.state_dir, log_level=config.worker_log_level)
         self.deps = Deps(self.store, self.runtime, clock or SystemClock(), BackOff(config.minute), self.metrics)
         self.queue = WorkQueue()

@@ -71,9 +71,13 @@ class ConnectClient:
     # -- reads -------------------------------------------------------------------------------------
 
     def alive(self) -> bool:
-        """True once the worker answers its root resource (it serves REST only when it is ready)."""
+        """True once the worker is ready for requests: GET /health (KIP-1017) answers 200, or, on a
+        Connect older than 3.9 without /health, GET / does."""
         try:
-            return self._http.get("/", timeout=5).status_code == 200
+            health = self._http.get("/health", timeout=5)
+            if health.status_code == 404:
+                return self._http.get("/", timeout=5).status_code == 200
+            return health.status_code == 200
         except httpx.HTTPError:
             return False
 

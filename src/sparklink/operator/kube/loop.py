@@ -103,14 +103,19 @@ class Operator:
 
     async def _watch(self) -> None:
         settings = watch.settings(kopf.OperatorSettings())
-        await kopf.operator(
-            registry=watch.registry(self.queue.add, self.api.configuration),
-            settings=settings,
-            standalone=True,
-            clusterwide=not self.config.namespaces,
-            namespaces=self.config.namespaces,
-            stop_flag=self._stop,
-        )
+        try:
+            await kopf.operator(
+                registry=watch.registry(self.queue.add, self.api.configuration),
+                settings=settings,
+                standalone=True,
+                clusterwide=not self.config.namespaces,
+                namespaces=self.config.namespaces,
+                stop_flag=self._stop,
+            )
+        finally:
+            # kopf waits for a threading.Event in an executor thread; when a signal (which kopf handles
+            # itself) stopped it, that thread must be released or the event loop never closes.
+            self._stop.set()
 
     def _shutdown(self) -> None:
         self._stop.set()

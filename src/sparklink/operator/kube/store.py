@@ -21,6 +21,8 @@ from kubernetes.client.exceptions import ApiException
 from sparklink.operator.model.resources import GROUP, PLURALS, VERSION, Key, Resource
 
 log = logging.getLogger("sparklink.operator")
+JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
 
 
 def api_client(kubeconfig: Path | None) -> k8s.ApiClient:
@@ -71,7 +73,13 @@ class KubeStore:
         patch = [{"op": "add", "path": "/status", "value": dict(status)}]
         try:
             self.custom.patch_namespaced_custom_object_status(
-                GROUP, VERSION, resource.namespace, PLURALS[resource.kind], resource.name, patch
+                GROUP,
+                VERSION,
+                resource.namespace,
+                PLURALS[resource.kind],
+                resource.name,
+                patch,
+                _content_type=JSON_PATCH,
             )
         except ApiException as exc:
             if exc.status != 404:  # deleted meanwhile: nothing to report to
@@ -86,7 +94,13 @@ class KubeStore:
             return True
         try:
             self.custom.patch_namespaced_custom_object(
-                GROUP, VERSION, resource.namespace, PLURALS[resource.kind], resource.name, patch
+                GROUP,
+                VERSION,
+                resource.namespace,
+                PLURALS[resource.kind],
+                resource.name,
+                patch,
+                _content_type=JSON_PATCH,
             )
         except ApiException as exc:
             if exc.status in (404, 409, 422):
@@ -143,7 +157,7 @@ class KubeStore:
                 "data": {key: value},
             }
             try:
-                self.core.patch_namespaced_config_map(name, owner.namespace, patch)
+                self.core.patch_namespaced_config_map(name, owner.namespace, patch, _content_type=MERGE_PATCH)
                 return
             except ApiException as exc:
                 if exc.status != 409:  # 409: changed since we read it; read again

@@ -52,10 +52,11 @@ class Condition:
 class ReconcileFailure(Exception):
     """A failure that makes the resource NotReady, with the reason and message users will see."""
 
-    def __init__(self, message: str, reason: str = REASON_FAILED_FUTURE) -> None:
+    def __init__(self, message: str, reason: str = REASON_FAILED_FUTURE, retriable: bool = False) -> None:
         super().__init__(message)
         self.reason = reason
         self.message = message
+        self.retriable = retriable  # worth another try soon (worker unreachable, starting or rebalancing)
 
 
 def ready() -> Condition:

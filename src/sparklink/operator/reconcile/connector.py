@@ -19,7 +19,7 @@ import contextlib
 import json
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sparklink.operator.clock import Clock
 from sparklink.operator.connect_client import ConnectClient, ConnectorStatus, ConnectRestError
@@ -33,6 +33,9 @@ from sparklink.operator.reconcile import offsets
 from sparklink.operator.reconcile.ports import Store
 
 log = logging.getLogger("sparklink.operator")
+# A worker that is unreachable, still starting (503) or rebalancing (409) is asked again this soon
+# (Strimzi waits for its next full reconciliation, two minutes).
+RETRY_AFTER = timedelta(seconds=5)
 
 
 @dataclass
@@ -75,7 +78,10 @@ class ConnectorReconciler:
         except ReconcileFailure as exc:
             out.failure = exc
         except ConnectRestError as exc:
-            out.failure = ReconcileFailure(str(exc), REASON_REST)
+            retriable = exc.status_code in (0, 409) or exc.status_code >= 500
+            out.failure = ReconcileFailure(str(exc), REASON_REST, retriable)
+        if out.failure is not None and out.failure.retriable:
+            out.check_at(self.clock.now() + RETRY_AFTER)
         if out.failure is not None:
             # Strimzi drops the status here; we keep the connector's last known state out of it (it is
             # unknown), but carry the auto-restart count forward so a hiccup does not reset the back-off.

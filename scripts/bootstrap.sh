@@ -2,7 +2,9 @@
 # Idempotent set-up for sparklink, run by `make demo` and `make test`:
 #   1. a virtualenv in .venv with the pinned Python dependencies and sparklink itself (editable);
 #   2. the JVM jars from Maven Central into .cache/jars/<set>, one set per pom under jvm/;
-#   3. Debian's PostgreSQL server (initdb, postgres), which the JDBC connector tests start on loopback.
+#   3. Debian's PostgreSQL server (initdb, postgres), which the JDBC connector tests start on loopback;
+#   4. etcd, kube-apiserver and kube-controller-manager, built from the Go module proxy into .cache/kube/bin
+#      (scripts/kube-binaries.sh; ~13 minutes cold, seconds after): the local Kubernetes API server.
 # Each step is skipped when a stamp holding the hash of its inputs matches, so a second run takes
 # seconds and downloads nothing. Delete .venv or .cache to force a rebuild.
 set -euo pipefail
@@ -81,4 +83,12 @@ else
     echo "bootstrap: could not install postgresql (full log: $log)." >&2
     exit 1
   fi
+fi
+
+# The local Kubernetes API server (`sparklink k8s start`, the operator tests). SPARKLINK_SKIP_KUBE=1 skips
+# the Go builds for a machine that only runs connectors (those tests then fail saying what to do).
+if [[ "${SPARKLINK_SKIP_KUBE:-}" == 1 ]]; then
+  say "skipping the Kubernetes binaries (SPARKLINK_SKIP_KUBE=1)"
+else
+  bash scripts/kube-binaries.sh
 fi

@@ -99,3 +99,9 @@ def module_worker(kafka: KafkaCluster, spark: Any, tmp_path_factory: pytest.Temp
 
 # MirrorMaker 2 tests: a second (target) cluster, shared by their modules.
 pytest_plugins = ["tests.it.mirror_fixtures"]
+
+# Tests on a real Kubernetes API server (etcd + kube-apiserver + kube-controller-manager).
+pytest_plugins.append("tests.kube_fixtures")
+
+# The operator's end-to-end tests: CRDs, a namespace per module, `sparklink operator run` as a subprocess.
+pytest_plugins.append("tests.it.operator_fixtures")

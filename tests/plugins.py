@@ -5,9 +5,11 @@ starts, so restart tests can see exactly what a restart touched (like Connect's 
 
 Workers the operator starts run in their own processes, so counting can also cross the process
 boundary: with `test.count.file` set, every start appends a line (`connector <name>` or
-`task <name> <id>`) to that file. With `test.heal.file` set, a task ignores datagen's
-`fail.after.records` once that file exists, so a test can make a failing connector healthy without
-changing its config.
+`task <name> <id>`) to that file. With `test.fail.task=true` a task fails as it starts (FAILED at once,
+before any Spark query runs, so a restart fails again within a second: what auto-restart tests need
+when the back-off minute is a few seconds). With `test.heal.file` set, a task neither fails so nor
+applies datagen's `fail.after.records` once that file exists, so a test can make a failing connector
+healthy without changing its config.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ class CountingTask(DatagenTask):
         heal = ctx.config.get("test.heal.file")
         if heal and Path(heal).exists():
             ctx = dataclasses.replace(ctx, config={**ctx.config, "fail.after.records": "-1"})
+        elif ctx.config.get("test.fail.task") == "true":
+            raise RuntimeError(f"task {ctx.connector}-{ctx.task_id} refuses to start (test.fail.task)")
         return super().stream(ctx)
 
 

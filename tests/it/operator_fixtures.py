@@ -30,7 +30,7 @@ from sparklink.operator.model.resources import GROUP, PLURALS, VERSION
 from sparklink.platform import ports, process
 from tests.helpers import unique, wait_for
 
-MINUTE_SECONDS = 1.0  # the auto-restart back-off unit the test operators run with
+MINUTE_SECONDS = 2.0  # the auto-restart back-off unit the test operators run with
 
 
 @pytest.fixture(scope="session")

@@ -53,7 +53,7 @@ def mirror(
     cluster's other topics. Yields the workers' REST URL."""
     example = yaml.safe_load((DATA / "kafka-mirror-maker-2.yaml").read_text())
     kubeobj.custom.create_namespaced_custom_object(
-        "kafka.strimzi.io", "v1", kubeobj.ns, "kafkamirrormaker2s", example, dry_run="All"
+        "kafka.strimzi.io", "v1", kubeobj.ns, "kafkamirrormaker2s", example, dry_run="All", field_validation="Strict"
     )
     body = copy.deepcopy(example)
     body["spec"]["target"]["bootstrapServers"] = target_kafka.bootstrap_servers

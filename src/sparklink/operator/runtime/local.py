@@ -92,7 +92,9 @@ class LocalWorkerRuntime:
             record = self._record(key)
             if record is not None:
                 self._stop(key, record, "its resource was deleted")
-            shutil.rmtree(self.dir_for(key), ignore_errors=True)
+            # The worker's state goes (a resource created again under this name starts afresh); its log
+            # and properties stay for whoever wants to know what happened.
+            shutil.rmtree(self.dir_for(key) / "state", ignore_errors=True)
             self._known.discard(key)
 
     def close(self) -> None:

@@ -2,8 +2,8 @@
 
 What it writes to users' objects is exactly what Strimzi writes: `/status` (one JSON Patch that
 replaces the whole status, so fields that went away really go), and the removal of a restart or
-offsets annotation the operator acted on (a JSON Patch that first tests the annotation still holds the
-value acted on, so a user's newer request is never lost). ConfigMaps for listed offsets keep their
+offsets annotation the operator acted on, only while it still holds the value acted on (checked on a
+fresh read, and the patch applies to that version only), so a user's newer request is never lost. ConfigMaps for listed offsets keep their
 other keys, labels and owners.
 """
 
@@ -86,32 +86,45 @@ class KubeStore:
                 raise
 
     def remove_annotations(self, resource: Resource, annotations: Sequence[tuple[str, str]]) -> bool:
-        patch: list[dict[str, Any]] = []
-        for name, value in annotations:
-            path = f"/metadata/annotations/{_escape(name)}"
-            patch += [{"op": "test", "path": path, "value": value}, {"op": "remove", "path": path}]
-        if not patch:
+        if not annotations:
             return True
-        try:
-            self.custom.patch_namespaced_custom_object(
-                GROUP,
-                VERSION,
-                resource.namespace,
-                PLURALS[resource.kind],
-                resource.name,
-                patch,
-                _content_type=JSON_PATCH,
-            )
-        except ApiException as exc:
-            if exc.status in (404, 409, 422):
+        plural = PLURALS[resource.kind]
+        for _attempt in range(5):
+            try:
+                fresh = cast(
+                    dict[str, Any],
+                    self.custom.get_namespaced_custom_object(GROUP, VERSION, resource.namespace, plural, resource.name),
+                )
+            except ApiException as exc:
+                if exc.status == 404:
+                    return False
+                raise
+            meta = fresh.get("metadata") or {}
+            current = meta.get("annotations") or {}
+            if any(current.get(name) != value for name, value in annotations):
                 log.info(
                     "%s: annotations %s changed before they could be removed; the new values are handled next",
                     resource.key,
-                    [a for a, _ in annotations],
+                    [name for name, _ in annotations],
                 )
                 return False
-            raise
-        return True
+            # The values are compared here, and the patch only applies to the object version they were
+            # read from. (A JSON Patch `test` of the values themselves fails on the API server for any
+            # value with '<', '>' or '&', like MirrorMaker 2's "a->b..." connector names, because it
+            # compares them in Go's HTML-escaped encoding.)
+            patch: list[dict[str, Any]] = [
+                {"op": "test", "path": "/metadata/resourceVersion", "value": meta["resourceVersion"]}
+            ]
+            patch += [{"op": "remove", "path": f"/metadata/annotations/{_escape(name)}"} for name, _ in annotations]
+            try:
+                self.custom.patch_namespaced_custom_object(
+                    GROUP, VERSION, resource.namespace, plural, resource.name, patch, _content_type=JSON_PATCH
+                )
+                return True
+            except ApiException as exc:
+                if exc.status not in (409, 422):  # 409/422: the object changed since we read it; read again
+                    raise
+        return False
 
     def config_map_data(self, namespace: str, name: str) -> dict[str, str] | None:
         try:

@@ -22,7 +22,7 @@ app = typer.Typer(
 
 Kubeconfig = Annotated[
     Path | None,
-    typer.Option(help="kubeconfig file [default: $KUBECONFIG, ~/.kube/config, or the in-cluster account]."),
+    typer.Option(help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the in-cluster account)."),
 ]
 
 
@@ -31,7 +31,7 @@ def run(
     kubeconfig: Kubeconfig = None,
     namespace: Annotated[
         list[str] | None,
-        typer.Option("--namespace", "-n", help="Namespace to watch; repeat for several [default: all namespaces]."),
+        typer.Option("--namespace", "-n", help="Namespace to watch; repeat for several (default: all namespaces)."),
     ] = None,
     full_reconcile_interval: Annotated[
         float, typer.Option(help="Seconds between full passes over every resource (Strimzi: 120).")
@@ -64,9 +64,9 @@ def run(
 ) -> None:
     """Watch KafkaConnect, KafkaConnector and KafkaMirrorMaker2 resources and reconcile them.
 
-    Connect workers run as local `sparklink worker` processes (their REST URL goes to status.url); they
-    keep running if the operator dies, and the next operator adopts them. Stop with Ctrl-C: the workers
-    it runs are stopped too.
+    Connect workers run as local `sparklink worker` processes (their REST URL goes to status.url).
+    They keep running if the operator dies, and the next operator adopts them.
+    Stop with Ctrl-C: the workers it runs are stopped too.
     """
     from sparklink.operator.kube.loop import Operator, OperatorConfig
 

@@ -3,8 +3,8 @@
 What it writes to users' objects is exactly what Strimzi writes: `/status` (one JSON Patch that
 replaces the whole status, so fields that went away really go), and the removal of a restart or
 offsets annotation the operator acted on, only while it still holds the value acted on (checked on a
-fresh read, and the patch applies to that version only), so a user's newer request is never lost. ConfigMaps for listed offsets keep their
-other keys, labels and owners.
+fresh read, and the patch applies to that version only), so a user's newer request is never lost.
+ConfigMaps for listed offsets keep their other keys, labels and owners.
 """
 
 from __future__ import annotations

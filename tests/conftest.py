@@ -102,3 +102,6 @@ pytest_plugins = ["tests.it.mirror_fixtures"]
 
 # Tests on a real Kubernetes API server (etcd + kube-apiserver + kube-controller-manager).
 pytest_plugins.append("tests.kube_fixtures")
+
+# The operator's end-to-end tests: CRDs, a namespace per module, `sparklink operator run` as a subprocess.
+pytest_plugins.append("tests.it.operator_fixtures")

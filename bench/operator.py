@@ -41,12 +41,12 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from rich.console import Console
 from rich.table import Table
-from sparklink.platform.kube import KubeCluster
 
 from sparklink.kafka_clients import client_config
 from sparklink.operator.kube.install import apply_crds
 from sparklink.platform import ports, process
 from sparklink.platform.kafka import KafkaCluster
+from sparklink.platform.kube import KubeCluster
 
 GROUP, VERSION = "kafka.strimzi.io", "v1"
 console = Console()

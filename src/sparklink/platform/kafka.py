@@ -96,6 +96,9 @@ class KafkaCluster:
     agents: bool = False
     # Per-node settings on top of extra_config, keyed by str(node_id) (JSON keys); read at a node's start.
     node_config: dict[str, dict[str, str]] = field(default_factory=dict)
+    # The KRaft metadata version storage is formatted with (the storage tool's --release-version); empty: the
+    # latest production version of the jars.
+    release_version: str = ""
 
     # ----------------------------------------------------------------- creation and persistence
     @classmethod
@@ -145,6 +148,7 @@ class KafkaCluster:
         heap: str = DEFAULT_HEAP,
         extra_config: dict[str, str] | None = None,
         agents: bool = False,
+        release_version: str = "",
     ) -> KafkaCluster:
         """Lay out a cluster of exactly these nodes: (node id, roles, heap or "" for `heap`) each, as an
         operator's node pools assign them. Roles are "broker", "controller" or "broker,controller"."""
@@ -162,7 +166,11 @@ class KafkaCluster:
             nodes.append(Node(node_id, roles, controller, broker, heap=node_heap))
         if not any(n.is_broker for n in nodes) or not any(n.is_controller for n in nodes):
             raise ValueError("a KRaft cluster needs at least one broker and one controller")
-        return cls._lay_out(state_dir, nodes, heap, extra_config, agents)
+        cluster = cls._lay_out(state_dir, nodes, heap, extra_config, agents)
+        if release_version:
+            cluster.release_version = release_version
+            cluster.save()
+        return cluster
 
     @classmethod
     def _lay_out(
@@ -192,6 +200,7 @@ class KafkaCluster:
             raw.get("extra_config", {}),
             raw.get("agents", False),
             raw.get("node_config", {}),
+            raw.get("release_version", ""),
         )
 
     def save(self) -> None:
@@ -299,6 +308,24 @@ class KafkaCluster:
         self._start_node(node)
         self.save()
         self.wait_ready(timeout)
+
+    def add_node(
+        self, node_id: int, roles: str = "broker", heap: str = "", config: dict[str, str] | None = None
+    ) -> Node:
+        """Add a broker to the layout (with an agent when the cluster has them); `launch()` formats and starts
+        it. Only brokers: the controllers are the quorum's voters, fixed in every node's settings."""
+        if roles != "broker":
+            raise ValueError(f"only broker nodes can be added to a running cluster, not {roles!r} nodes")
+        if any(n.node_id == node_id for n in self.nodes):
+            raise ValueError(f"node {node_id} already exists")
+        node = Node(node_id, roles, 0, ports.free_port(), heap=heap)
+        if self.agents:
+            node.jolokia_port, node.agent_port, node.probe_port = (ports.free_port() for _ in range(3))
+        self.nodes.append(node)
+        if config:
+            self.node_config[str(node_id)] = dict(config)
+        self.save()
+        return node
 
     def set_node_config(self, node_id: int, updates: dict[str, str | None]) -> None:
         """Change a node's static settings (None removes one); they apply at the node's next start."""
@@ -525,6 +552,7 @@ class KafkaCluster:
                 self.cluster_id,
                 "-c",
                 str(props),
+                *(["--release-version", self.release_version] if self.release_version else []),
             ]
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             running.append((props, proc))

@@ -37,7 +37,7 @@ def connector_state(worker: Runtime, name: str) -> str:
 
 
 def position(worker: Runtime, name: str) -> int:
-    return sum(int(o["position"]) for _, o in worker.herder.offsets.get(name))  # type: ignore[union-attr]
+    return sum(int(o["position"]) for _, o in worker.stores.offsets.get(name))
 
 
 def test_pause_stop_resume_are_idempotent_and_act_on_the_queries(module_worker: Runtime) -> None:
@@ -47,7 +47,7 @@ def test_pause_stop_resume_are_idempotent_and_act_on_the_queries(module_worker: 
     for _ in range(2):
         assert put(w, name, "pause").status_code == 202
     assert connector_state(w, name) == "PAUSED" and task_states(w.url, name) == ["PAUSED", "PAUSED"]
-    assert not any(w.herder.worker.running(name, i) for i in range(2))  # type: ignore[union-attr]
+    assert not any(w.worker.running(name, i) for i in range(2))
     paused_at = position(w, name)
 
     for _ in range(2):
@@ -88,7 +88,7 @@ def test_initial_state_paused_and_stopped_start_without_tasks(module_worker: Run
     assert httpx.get(f"{w.url}/connectors/{paused}/tasks", timeout=10).json() == []
     stopped = create(w, initial_state="stopped")  # case-insensitive, like Connect
     assert connector_state(w, stopped) == "STOPPED" and status(w.url, stopped)["tasks"] == []
-    assert w.herder.configs.target_state(stopped) == "STOPPED"  # type: ignore[union-attr]
+    assert w.stores.configs.target_state(stopped) == "STOPPED"
 
     assert put(w, paused, "resume").status_code == 202
     assert put(w, stopped, "resume").status_code == 202

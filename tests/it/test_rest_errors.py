@@ -94,11 +94,11 @@ def test_root_and_health(worker_factory: WorkerFactory) -> None:
     worker = worker_factory()
     root = httpx.get(f"{worker.url}/", timeout=10).json()
     assert set(root) == {"version", "commit", "kafka_cluster_id"}
-    assert root["kafka_cluster_id"] and root["kafka_cluster_id"] == worker.herder.cluster_id  # type: ignore[union-attr]
+    assert root["kafka_cluster_id"] and root["kafka_cluster_id"] == worker.herder.cluster_id
     health = httpx.get(f"{worker.url}/health", timeout=10)
     assert health.status_code == 200 and health.json()["status"] == "healthy"
 
 
 def _position(worker: Runtime) -> int:
-    offsets = worker.herder.offsets.get("steady")  # type: ignore[union-attr]
+    offsets = worker.stores.offsets.get("steady")
     return int(offsets[0][1]["position"]) if offsets else 0

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 
+from sparklink.api.states import State, TargetState
 from sparklink.storage.backend import MemoryBackend
-from sparklink.storage.config import PAUSED, STARTED, STOPPED, ConfigStore, RestartRequest
+from sparklink.storage.config import ConfigStore, RestartRequest
 from sparklink.storage.offsets import OffsetStore
-from sparklink.storage.status import FAILED, RUNNING, Status, StatusStore
+from sparklink.storage.status import Status, StatusStore
+
+PAUSED, STARTED, STOPPED = TargetState.PAUSED, TargetState.STARTED, TargetState.STOPPED
+FAILED, RUNNING = State.FAILED, State.RUNNING
 
 
 def records(backend: MemoryBackend) -> list[tuple[str, object]]:

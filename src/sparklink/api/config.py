@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 ConfigType = Literal["STRING", "INT", "LONG", "BOOLEAN", "LIST", "CLASS", "PASSWORD", "DOUBLE", "SHORT"]
@@ -138,3 +139,18 @@ def one_of(choices: Iterable[str]) -> Validator:
 
 def non_empty(_name: str, value: Any) -> str | None:
     return None if str(value).strip() else "String must be non-empty"
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """Java-properties-style `key=value` lines; `#` and `!` comments; `key: value` too."""
+    out: dict[str, str] = {}
+    for raw in Path(path).read_text().splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        sep = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
+        if sep < 0:
+            out[line] = ""
+        else:
+            out[line[:sep].strip()] = line[sep + 1 :].strip()
+    return out

@@ -10,23 +10,16 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from sparklink.api.states import State
 from sparklink.storage.backend import Backend, LogStore, decode, encode
 
-UNASSIGNED, RUNNING, PAUSED, FAILED, RESTARTING, STOPPED = (
-    "UNASSIGNED",
-    "RUNNING",
-    "PAUSED",
-    "FAILED",
-    "RESTARTING",
-    "STOPPED",
-)
 TOPIC_PREFIX = "status-topic-"
 TOPIC_SEPARATOR = ":connector-"
 
 
 @dataclass(frozen=True)
 class Status:
-    state: str
+    state: State
     worker_id: str
     trace: str | None = None
     generation: int = 0
@@ -129,7 +122,7 @@ def _topic_key(name: str, topic: str) -> bytes:
 def _encode_status(status: Status) -> bytes:
     return encode(
         {
-            "state": status.state,
+            "state": str(status.state),
             "trace": status.trace,
             "worker_id": status.worker_id,
             "generation": status.generation,
@@ -141,7 +134,7 @@ def _decode_status(value: dict[str, object]) -> Status:
     trace = value.get("trace")
     generation = value.get("generation")
     return Status(
-        state=str(value["state"]),
+        state=State.parse(str(value["state"])),
         worker_id=str(value.get("worker_id", "")),
         trace=str(trace) if trace else None,
         generation=int(generation) if isinstance(generation, int) else 0,

@@ -1,5 +1,7 @@
 """Finds connector plugins: the built-ins, then the `sparklink.connectors` entry points.
 
+Callers: the herder (validation, plugin listings) and the worker (instantiating connectors and tasks).
+
 `connector.class` may be a short alias (`datagen`), a class name (`DatagenConnector`) or a dotted path
 (`sparklink.connectors.datagen.DatagenConnector`), like Connect's aliases.
 """

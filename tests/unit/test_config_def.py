@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from sparklink.plugins import Plugins
 
 from sparklink.api import config as cfg
 from sparklink.herder import validation
+from sparklink.plugins import Plugins
 
 DEF = (
     cfg.ConfigDef()

@@ -1,6 +1,7 @@
 """The worker's SparkSession, configured with Spark's Kafka connector jars from the bootstrap cache.
 
-The JDBC driver set (`jdbc`, for the JDBC connectors) is added when the bootstrap has fetched it.
+The JDBC driver set (`jdbc`, for the JDBC connectors) and the MirrorMaker timestamp interceptor
+(`interceptor`, compiled by the bootstrap) are added when the bootstrap has made them.
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ def build_session(
     builder = (
         SparkSession.builder.master(master)
         .appName(app_name)
-        .config("spark.jars", ",".join(artifacts.jar_list("spark-kafka") + _optional_jars("jdbc")))
+        .config(
+            "spark.jars",
+            ",".join(artifacts.jar_list("spark-kafka") + _optional_jars("jdbc") + _optional_jars("interceptor")),
+        )
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")

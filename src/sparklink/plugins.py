@@ -32,6 +32,12 @@ class PluginDesc:
     def type(self) -> str:
         return self.cls.type
 
+    def version(self) -> str:
+        return self.cls().version()
+
+    def task_version(self) -> str:
+        return self.cls.task_class().version()
+
 
 class Plugins:
     def __init__(self) -> None:

@@ -51,8 +51,9 @@ def test_bad_requests_get_connect_errors_and_leave_running_connectors_alone(work
         ),
         400,
     )
-    assert message.startswith("Connector configuration is invalid and contains the following 2 error(s):")
+    assert message.startswith("Connector configuration is invalid and contains the following 3 error(s):")
     assert "Invalid value fast for configuration records.per.second" in message
+    assert "Invalid value null for configuration records.per.second: Value must be non-null" in message
     assert "Invalid value 0 for configuration tasks.max: Value must be at least 1" in message
     assert message.endswith(
         "You can also find the above list of errors at the endpoint "

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import pytest
 
+import sparklink
 from sparklink.api.connector import ConnectorContext, Offset, Partition
 from sparklink.api.errors import BadRequestError, NotFoundError
 from sparklink.api.states import State, TargetState
@@ -135,6 +136,8 @@ def test_create_records_configs_and_runs_every_task(herder: StandaloneHerder) ->
     assert states(herder, "c") == (State.RUNNING, [State.RUNNING] * 3)
     assert twin(herder).tasks == {("c", 0), ("c", 1), ("c", 2)}
     assert all(t.config[TASK_COUNT] == "3" for t in herder.task_configs("c"))
+    status = herder.connector_status("c")
+    assert status.connector.version == sparklink.__version__ and status.tasks[0].version == sparklink.__version__
 
 
 def test_pause_resume_and_stop_move_tasks_and_statuses(herder: StandaloneHerder) -> None:

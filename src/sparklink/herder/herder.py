@@ -70,7 +70,7 @@ class StandaloneHerder:
         self.worker = worker
         self._plugins = plugins
         self._cluster_id = cluster_id
-        self._run = Lifecycle(self.configs, self.statuses, worker, config.worker_id, self)
+        self._run = Lifecycle(self.configs, self.statuses, worker, config.worker_id, self, plugins)
         self._ready = threading.Event()
         self._lock = threading.RLock()
         # Asynchronous work (KIP-745 restarts, task reconfiguration) runs here, one item at a time.
@@ -131,7 +131,7 @@ class StandaloneHerder:
         if status is None or config is None:
             raise NotFoundError(f"No status found for connector {name}")
         tasks = tuple(_task_state(i, s) for i, s in sorted(self.statuses.tasks(name).items()))
-        connector = ConnectorState(status.state, status.worker_id, status.trace)
+        connector = ConnectorState(status.state, status.worker_id, status.trace, status.version)
         return ConnectorStateInfo(name, connector, tasks, self._type_of(config))
 
     def task_status(self, name: str, task_id: int) -> TaskState:
@@ -359,4 +359,4 @@ class _Context:
 
 
 def _task_state(task_id: int, status: Status) -> TaskState:
-    return TaskState(task_id, status.state, status.worker_id, status.trace)
+    return TaskState(task_id, status.state, status.worker_id, status.trace, status.version)

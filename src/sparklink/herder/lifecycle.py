@@ -14,8 +14,10 @@ from typing import Protocol
 
 from sparklink.api.connector import ConnectorContext
 from sparklink.api.states import State, TargetState
+from sparklink.api.task_config import CONNECTOR_CLASS
 from sparklink.herder import restarts, validation
 from sparklink.herder.runner import ConnectorRunner, TaskListener
+from sparklink.plugins import Plugins
 from sparklink.storage.config import ConfigStore
 from sparklink.storage.status import Status, StatusStore
 
@@ -30,7 +32,9 @@ class Lifecycle:
         worker: ConnectorRunner,
         worker_id: str,
         listener: ContextFactory,
+        plugins: Plugins,
     ) -> None:
+        self.plugins = plugins
         self.configs = configs
         self.statuses = statuses
         self.worker = worker
@@ -39,12 +43,23 @@ class Lifecycle:
         self.listener = listener
 
     def put_status(self, name: str, task_id: int | None, state: State, trace: str | None = None) -> None:
-        """The connector's status (task_id None) or one task's."""
-        status = Status(state, self.worker_id, trace, self.generation)
+        """The connector's status (task_id None) or one task's, with its plugin's version as Connect 4.x records."""
+        status = Status(state, self.worker_id, trace, self.generation, self._version(name, task_id))
         if task_id is None:
             self.statuses.put_connector(name, status)
         else:
             self.statuses.put_task(name, task_id, status)
+
+    def _version(self, name: str, task_id: int | None) -> str | None:
+        config = self.configs.connector_config(name) or {}
+        desc = self.plugins.find(config.get(CONNECTOR_CLASS, ""))
+        if desc is None:
+            return None
+        try:
+            return desc.version() if task_id is None else desc.task_version()
+        except Exception:  # a plugin whose version() fails still gets its status recorded
+            log.debug("version of %s", name, exc_info=True)
+            return None
 
     def launch(self, name: str) -> bool:
         """Start the connector instance unless its target is STOPPED; FAILED if it will not start."""

@@ -10,69 +10,20 @@ from collections.abc import Mapping
 
 from sparklink.api import config as cfg
 from sparklink.api.errors import BadRequestError, ConfigValidationError, ForbiddenError
-from sparklink.api.task_config import CONNECTOR_CLASS, NAME, TASKS_MAX, TOPICS
+from sparklink.api.task_config import CONNECTOR_CLASS, TASKS_MAX, TOPICS
+from sparklink.herder import connector_config
 from sparklink.herder.model import ConfigInfo, ConfigInfos, ConfigValueInfo
 from sparklink.plugins import PluginDesc, Plugins
 from sparklink.worker_config import WorkerConfig
 
-BASE = (
-    cfg.ConfigDef()
-    .define(
-        cfg.ConfigKey(
-            NAME,
-            "STRING",
-            "Globally unique name to use for this connector.",
-            importance="HIGH",
-            validator=cfg.non_empty,
-            group="Common",
-            order=1,
-        )
-    )
-    .define(
-        cfg.ConfigKey(
-            CONNECTOR_CLASS,
-            "STRING",
-            "Name or alias of the class for this connector.",
-            importance="HIGH",
-            group="Common",
-            order=2,
-        )
-    )
-    .define(
-        cfg.ConfigKey(
-            TASKS_MAX,
-            "INT",
-            "Maximum number of tasks to use for this connector.",
-            default=1,
-            importance="HIGH",
-            validator=cfg.at_least(1),
-            group="Common",
-            order=3,
-        )
-    )
-)
-SINK = BASE.merged(
-    cfg.ConfigDef().define(
-        cfg.ConfigKey(
-            TOPICS,
-            "LIST",
-            "List of topics to consume, separated by commas.",
-            default="",
-            importance="HIGH",
-            group="Common",
-            order=4,
-        )
-    )
-)
-
 
 def base_def(connector_type: str) -> cfg.ConfigDef:
-    return SINK if connector_type == "sink" else BASE
+    return connector_config.SINK if connector_type == "sink" else connector_config.SOURCE
 
 
 def tasks_max(config: Mapping[str, str]) -> int:
     """The connector's `tasks.max`, parsed by its one declaration."""
-    return int(cfg.parse_value(BASE.keys[TASKS_MAX], config.get(TASKS_MAX)))
+    return int(cfg.parse_value(connector_config.SOURCE.keys[TASKS_MAX], config.get(TASKS_MAX)))
 
 
 def require_topic_tracking(config: WorkerConfig, reset: bool) -> None:
@@ -84,15 +35,20 @@ def require_topic_tracking(config: WorkerConfig, reset: bool) -> None:
 
 
 def definition(desc: PluginDesc) -> cfg.ConfigDef:
-    """The plugin's own keys first, then the base keys it does not override (Connect's order)."""
+    """The plugin's own keys first, then the base keys it does not override (`/connector-plugins/{p}/config`)."""
     return desc.cls.config_def().merged(base_def(desc.type))
+
+
+def validated_keys(desc: PluginDesc) -> dict[str, cfg.ConfigKey]:
+    """Connect's validate order: the base keys, then the plugin's (a plugin's definition wins)."""
+    return {**base_def(desc.type).keys, **desc.cls.config_def().keys}
 
 
 def validate(plugins: Plugins, config: Mapping[str, str]) -> dict[str, list[str]]:
     """Errors per key for a full connector config (an unknown class is reported on connector.class)."""
     desc = plugins.find(config.get("connector.class", ""))
     if desc is None:
-        errors = BASE.validate(config)
+        errors = connector_config.SOURCE.validate(config)
         errors.setdefault("connector.class", []).append(
             f"Invalid value {config.get('connector.class')} for configuration connector.class: "
             "no connector plugin with this name or alias"
@@ -139,7 +95,7 @@ def config_infos(plugins: Plugins, plugin: str, config: Mapping[str, str]) -> Co
         raise BadRequestError(f"Connector config {java_map(config)} contains no connector type")
     if not _same_type(connector_class, plugin):
         raise BadRequestError(f"Included connector type {connector_class} does not match request type {plugin}")
-    keys = definition(plugins.resolve(connector_class)).keys
+    keys = validated_keys(plugins.resolve(connector_class))
     errors = validate(plugins, config)
     configs = []
     for name in dict.fromkeys([*keys, *errors]):

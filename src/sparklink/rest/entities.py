@@ -16,6 +16,11 @@ def _none(value: object) -> bool:
     return value is None
 
 
+def _undefined(value: object) -> bool:
+    # PluginInfo.NoVersionFilter: a version Connect could not determine is left out; null stays.
+    return value == "undefined"
+
+
 class Entity(BaseModel):
     model_config = ConfigDict(frozen=True, populate_by_name=True)
 
@@ -69,6 +74,7 @@ class ConnectorState(Entity):
     state: str
     worker_id: str
     trace: str | None = Field(default=None, exclude_if=_none)
+    version: str | None = Field(default=None, exclude_if=_undefined)
 
 
 class TaskState(Entity):
@@ -76,10 +82,13 @@ class TaskState(Entity):
     state: str
     worker_id: str
     trace: str | None = Field(default=None, exclude_if=_none)
+    version: str | None = Field(default=None, exclude_if=_undefined)
 
     @classmethod
     def of(cls, task: model.TaskState) -> TaskState:
-        return cls(id=task.id, state=task.state, worker_id=task.worker_id, trace=task.trace or None)
+        return cls(
+            id=task.id, state=task.state, worker_id=task.worker_id, trace=task.trace or None, version=task.version
+        )
 
 
 class ConnectorStateInfo(Entity):
@@ -91,7 +100,7 @@ class ConnectorStateInfo(Entity):
     @classmethod
     def of(cls, info: model.ConnectorStateInfo) -> ConnectorStateInfo:
         c = info.connector
-        connector = ConnectorState(state=c.state, worker_id=c.worker_id, trace=c.trace or None)
+        connector = ConnectorState(state=c.state, worker_id=c.worker_id, trace=c.trace or None, version=c.version)
         return cls(name=info.name, connector=connector, tasks=[TaskState.of(t) for t in info.tasks], type=info.type)
 
 
@@ -130,7 +139,7 @@ class ConfigKeyInfo(Entity):
     importance: str
     documentation: str
     group: str | None
-    order: int
+    order_in_group: int
     width: str
     display_name: str
     dependents: list[str]
@@ -145,7 +154,7 @@ class ConfigKeyInfo(Entity):
             importance=key.importance,
             documentation=key.documentation,
             group=key.group,
-            order=key.order,
+            order_in_group=key.order,
             width=key.width,
             display_name=key.display_name or key.name,
             dependents=[],

@@ -73,11 +73,16 @@ async def set_level(name: str, request: Request) -> Response:
         raise NotFoundError(f"invalid log level '{level}'.")
     scope = (request.query_params.get("scope") or "worker").lower()
     prefix = "" if name == "root" else name
-    affected = [name, *sorted(n for n in logging.root.manager.loggerDict if prefix and n.startswith(prefix + "."))]
-    now = int(time.time() * 1000)
-    for logger_name in affected:
+    namespace = [name, *sorted(n for n in logging.root.manager.loggerDict if prefix and n.startswith(prefix + "."))]
+    before = {n: _entry(n)["level"] for n in namespace}
+    for logger_name in namespace:
         logging.getLogger(None if logger_name == "root" else logger_name).setLevel(python_level)
+    # Connect (Loggers#setLevel) answers with the loggers whose level changed, sorted; only they
+    # get a new last_modified.
+    now = int(time.time() * 1000)
+    changed = sorted(n for n in namespace if _entry(n)["level"] != before[n])
+    for logger_name in changed:
         _modified[logger_name] = now
     if scope == "cluster":
         return Response(status_code=204)
-    return JSONResponse(affected)
+    return JSONResponse(changed)

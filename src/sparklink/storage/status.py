@@ -23,6 +23,8 @@ class Status:
     worker_id: str
     trace: str | None = None
     generation: int = 0
+    version: str | None = None
+    """The plugin version that wrote it (Connect 4.x records it; older records have none)."""
 
 
 class StatusStore(LogStore):
@@ -126,6 +128,7 @@ def _encode_status(status: Status) -> bytes:
             "trace": status.trace,
             "worker_id": status.worker_id,
             "generation": status.generation,
+            "version": status.version,
         }
     )
 
@@ -133,9 +136,11 @@ def _encode_status(status: Status) -> bytes:
 def _decode_status(value: dict[str, object]) -> Status:
     trace = value.get("trace")
     generation = value.get("generation")
+    version = value.get("version")
     return Status(
         state=State.parse(str(value["state"])),
         worker_id=str(value.get("worker_id", "")),
         trace=str(trace) if trace else None,
         generation=int(generation) if isinstance(generation, int) else 0,
+        version=str(version) if version is not None else None,
     )

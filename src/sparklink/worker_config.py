@@ -36,6 +36,8 @@ class WorkerConfig(BaseModel):
     spark_master: str = Field("local[*]", alias="spark.master")
     trigger_interval_ms: int = Field(1000, alias="task.trigger.interval.ms")
     state_dir: str | None = Field(None, alias="sparklink.state.dir")
+    # Every task is a Spark streaming query in this process: bound what one request can ask for.
+    tasks_max_limit: int = Field(256, alias="sparklink.tasks.max.limit", ge=1)
 
     @property
     def worker_id(self) -> str:

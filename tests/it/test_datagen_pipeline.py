@@ -22,7 +22,7 @@ def test_datagen_connector_writes_the_expected_records(kafka: KafkaCluster, work
     body = {"name": "gen", "config": datagen(topic, **{"total.records": "300", "tasks.max": "2"})}
     response = httpx.post(f"{worker.url}/connectors", json=body, timeout=60)
     assert response.status_code == 201
-    assert response.headers["location"] == "/connectors/gen"
+    assert response.headers["location"] == f"{worker.url}/connectors/gen"
     info = response.json()
     assert info["name"] == "gen" and info["type"] == "source"
     assert info["config"]["name"] == "gen"

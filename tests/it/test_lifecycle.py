@@ -140,7 +140,7 @@ def test_put_config_creates_then_updates(module_worker: Runtime) -> None:
     name = unique("put")
     config = {"connector.class": "datagen", "topic": unique("put"), "records.per.second": "10"}
     created = httpx.put(f"{w.url}/connectors/{name}/config", json=config, timeout=60)
-    assert created.status_code == 201 and created.headers["location"] == f"/connectors/{name}"
+    assert created.status_code == 201 and created.headers["location"] == f"{w.url}/connectors/{name}"
     updated = httpx.put(f"{w.url}/connectors/{name}/config", json={**config, "tasks.max": "2"}, timeout=60)
     assert updated.status_code == 200 and len(updated.json()["tasks"]) == 2
     mismatch = httpx.put(f"{w.url}/connectors/{name}/config", json={**config, "name": "other"}, timeout=10)

@@ -9,6 +9,7 @@ and `_sink_batch`).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import shutil
 import tempfile
@@ -256,7 +257,7 @@ class TaskQueries:
         self, run: RunningTask, stream: DataFrame, commit: Callable[[DataFrame, int], None]
     ) -> StreamingQuery:
         return (
-            stream.writeStream.queryName(f"{_safe(run.connector)}-{run.task_id}")
+            stream.writeStream.queryName(query_name(run.connector, run.task_id))
             .foreachBatch(commit)
             .trigger(processingTime=self.trigger)
             .option("checkpointLocation", str(run.checkpoint))
@@ -351,6 +352,13 @@ def _remember_error(run: RunningTask) -> Iterator[None]:
 
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:60]
+
+
+def query_name(connector: str, task_id: int) -> str:
+    """Unique per connector and task: a readable prefix plus a digest of the exact name, since Spark
+    refuses two active queries of one name (`adv;x` and `adv+x` sanitise alike)."""
+    digest = hashlib.sha1(connector.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{_safe(connector)}-{digest}-{task_id}"
 
 
 def _make_listener_base() -> type:

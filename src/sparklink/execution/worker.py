@@ -80,12 +80,12 @@ class Worker:
             return name in self._connectors
 
     def connector_task_configs(self, name: str, max_tasks: int) -> list[dict[str, str]]:
-        """The running connector's task configs (at most `max_tasks`), with the keys the runtime adds."""
+        """The running connector's task configs, with the keys the runtime adds (the herder checks their count)."""
         with self._lock:
             instance = self._connectors.get(name)
         if instance is None:
             raise ConnectError(f"Connector {name} is not running on this worker")
-        generated = instance.task_configs(max_tasks)[:max_tasks]
+        generated = instance.task_configs(max_tasks)
         task_class = type(instance).task_class
         extra = {TASK_CLASS: f"{task_class.__module__}.{task_class.__qualname__}", TASK_COUNT: str(len(generated))}
         return [{**task, **extra} for task in generated]

@@ -32,6 +32,7 @@ from sparklink.herder.model import (
     ConnectorTaskId,
     ConnectorType,
     PluginInfo,
+    RawConfig,
     TaskInfo,
     TaskMetrics,
     TaskState,
@@ -145,20 +146,18 @@ class StandaloneHerder:
         return [TaskInfo(ConnectorTaskId(name, i), c) for i, c in enumerate(self.configs.task_configs(name))]
 
     # ------------------------------------------------------------------ config changes
-    def create_connector(
-        self, name: str, config: Mapping[str, str], initial_state: TargetState | None = None
-    ) -> ConnectorInfo:
+    def create_connector(self, name: str, config: RawConfig, initial_state: TargetState | None = None) -> ConnectorInfo:
         with self._lock:
             if self.configs.connector_config(name) is not None:
                 raise AlreadyExistsError(f"Connector {name} already exists")
-            self.configs.put_connector_config(name, validation.validated(self._plugins, name, config), initial_state)
+            self.configs.put_connector_config(name, self._validated(name, config), initial_state)
             self._run.start_connector(name)
             return self.connector_info(name)
 
-    def put_connector_config(self, name: str, config: Mapping[str, str]) -> tuple[bool, ConnectorInfo]:
+    def put_connector_config(self, name: str, config: RawConfig) -> tuple[bool, ConnectorInfo]:
         with self._lock:
             created = self.configs.connector_config(name) is None
-            validated = validation.validated(self._plugins, name, config)
+            validated = self._validated(name, config)
             if not created:
                 self._run.stop_connector(name, final_state=None)
             self.configs.put_connector_config(name, validated)
@@ -295,8 +294,8 @@ class StandaloneHerder:
             raise NotFoundError(f"Unknown plugin {plugin}.")
         return list(validation.definition(desc).keys.values())
 
-    def validate(self, plugin: str, config: Mapping[str, str]) -> ConfigInfos:
-        return validation.config_infos(self._plugins, plugin, config)
+    def validate(self, plugin: str, config: RawConfig) -> ConfigInfos:
+        return validation.config_infos(self._plugins, plugin, config, self.config.tasks_max_limit)
 
     def task_metrics(self) -> list[TaskMetrics]:
         return [TaskMetrics(c.connector, c.task, c.records, c.batches) for c in self.worker.task_counters()]
@@ -338,6 +337,9 @@ class StandaloneHerder:
         if config is None:
             raise NotFoundError(message)
         return config
+
+    def _validated(self, name: str, config: RawConfig) -> dict[str, str]:
+        return validation.validated(self._plugins, name, config, self.config.tasks_max_limit)
 
     def _type_of(self, config: Mapping[str, str]) -> ConnectorType:
         desc = self._plugins.find(config.get(CONNECTOR_CLASS, ""))

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from sparklink.api.connector import ConnectorContext
+from sparklink.api.errors import ConnectError
 from sparklink.api.states import State, TargetState
 from sparklink.api.task_config import CONNECTOR_CLASS
 from sparklink.herder import restarts, validation
@@ -88,7 +89,12 @@ class Lifecycle:
             self.put_status(name, None, State.PAUSED)
             return
         if regenerate_tasks or not task_configs:
-            task_configs = self.generate_tasks(name, config)
+            try:
+                task_configs = self.generate_tasks(name, config)
+            except Exception as exc:  # the connector failed, not the request (Connect: workerConnector.fail)
+                log.error("connector %s failed to generate task configs: %s", name, exc)
+                self.put_status(name, None, State.FAILED, trace(exc))
+                return
         if target is TargetState.PAUSED:
             for task_id in (None, *range(len(task_configs))):
                 self.put_status(name, task_id, State.PAUSED)
@@ -98,7 +104,18 @@ class Lifecycle:
             self.start_task(name, task_id, task_config)
 
     def generate_tasks(self, name: str, config: Mapping[str, str]) -> list[dict[str, str]]:
-        task_configs = self.worker.connector_task_configs(name, validation.tasks_max(config))
+        tasks_max = validation.tasks_max(config)
+        task_configs = self.worker.connector_task_configs(name, tasks_max)
+        if len(task_configs) > tasks_max:
+            # Connect's Worker#checkTasksMax: fail the connector, or with tasks.max.enforce=false warn.
+            if validation.tasks_max_enforce(config):
+                raise TooManyTasksError(name, len(task_configs), tasks_max)
+            log.warning(
+                "connector %s generated %d task configs, more than tasks.max=%d (tasks.max.enforce=false)",
+                name,
+                len(task_configs),
+                tasks_max,
+            )
         old = self.configs.task_configs(name)
         if task_configs != old:
             self.configs.put_task_configs(name, task_configs)
@@ -175,6 +192,17 @@ class Lifecycle:
         for task_id, task_config in enumerate(new):
             if task_id >= len(old) or old[task_id] != task_config:
                 self.start_task(name, task_id, task_config)
+
+
+class TooManyTasksError(ConnectError):
+    def __init__(self, name: str, generated: int, tasks_max: int) -> None:
+        super().__init__(
+            f"The connector {name} has generated {generated} tasks, which is greater than {tasks_max}, the maximum "
+            "number of tasks it is configured to create. This behaviour should be considered a bug and is "
+            "disallowed. If necessary, it can be permitted by reconfiguring the connector with "
+            "'tasks.max.enforce' set to false; however, this option will be removed in a future release of "
+            "Kafka Connect."
+        )
 
 
 class ContextFactory(TaskListener, Protocol):

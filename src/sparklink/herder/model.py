@@ -15,6 +15,8 @@ from sparklink.api.states import State, TargetState
 
 JsonValue: TypeAlias = str | int | float | bool | list["JsonValue"] | dict[str, "JsonValue"] | None
 ConnectorType = Literal["source", "sink", "unknown"]
+RawConfig = Mapping[str, str | None]
+"""A connector config as a request sent it; null values are reported as errors, not dropped."""
 
 
 @dataclass(frozen=True)
@@ -135,9 +137,9 @@ class Herder(Protocol):
 
     # config changes
     def create_connector(
-        self, name: str, config: Mapping[str, str], initial_state: TargetState | None = None
+        self, name: str, config: RawConfig, initial_state: TargetState | None = None
     ) -> ConnectorInfo: ...
-    def put_connector_config(self, name: str, config: Mapping[str, str]) -> tuple[bool, ConnectorInfo]:
+    def put_connector_config(self, name: str, config: RawConfig) -> tuple[bool, ConnectorInfo]:
         """Create or replace; returns (created, info)."""
         ...
 
@@ -164,7 +166,7 @@ class Herder(Protocol):
     # plugins
     def plugins(self) -> list[PluginInfo]: ...
     def plugin_config(self, plugin: str) -> list[ConfigKey]: ...
-    def validate(self, plugin: str, config: Mapping[str, str]) -> ConfigInfos: ...
+    def validate(self, plugin: str, config: RawConfig) -> ConfigInfos: ...
 
     # metrics
     def task_metrics(self) -> list[TaskMetrics]: ...

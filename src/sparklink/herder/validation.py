@@ -10,11 +10,18 @@ from collections.abc import Mapping
 
 from sparklink.api import config as cfg
 from sparklink.api.errors import BadRequestError, ConfigValidationError, ForbiddenError
-from sparklink.api.task_config import CONNECTOR_CLASS, TASKS_MAX, TOPICS
+from sparklink.api.task_config import CONNECTOR_CLASS, TASKS_MAX, TASKS_MAX_ENFORCE, TOPICS
 from sparklink.herder import connector_config
-from sparklink.herder.model import ConfigInfo, ConfigInfos, ConfigValueInfo
+from sparklink.herder.model import ConfigInfo, ConfigInfos, ConfigValueInfo, RawConfig
 from sparklink.plugins import PluginDesc, Plugins
 from sparklink.worker_config import WorkerConfig
+
+NULL_VALUE = "Null value can not be supplied as the configuration value."
+
+
+def tasks_max_enforce(config: Mapping[str, str]) -> bool:
+    """`tasks.max.enforce`: whether generating more task configs than tasks.max fails the connector."""
+    return bool(cfg.parse_value(connector_config.SOURCE.keys[TASKS_MAX_ENFORCE], config.get(TASKS_MAX_ENFORCE)))
 
 
 def base_def(connector_type: str) -> cfg.ConfigDef:
@@ -44,8 +51,30 @@ def validated_keys(desc: PluginDesc) -> dict[str, cfg.ConfigKey]:
     return {**base_def(desc.type).keys, **desc.cls.config_def().keys}
 
 
-def validate(plugins: Plugins, config: Mapping[str, str]) -> dict[str, list[str]]:
-    """Errors per key for a full connector config (an unknown class is reported on connector.class)."""
+def validate(plugins: Plugins, raw: RawConfig, tasks_limit: int) -> dict[str, list[str]]:
+    """Errors per key for a full connector config (an unknown class is reported on connector.class).
+
+    A null value is an error of its own (AbstractHerder#addNullValuedErrors); `tasks.max` may not
+    exceed this worker's `sparklink.tasks.max.limit`, since every task is a Spark query here.
+    """
+    config = {k: v for k, v in raw.items() if v is not None}
+    errors = _validate(plugins, config)
+    desc = plugins.find(config.get(CONNECTOR_CLASS, ""))
+    keys = validated_keys(desc) if desc else connector_config.SOURCE.keys
+    for key in (k for k, v in raw.items() if v is None):
+        # ConfigDef validates the null first (range checks refuse it), then Connect adds its own error.
+        if key in keys and getattr(keys[key].validator, "rejects_null", False):
+            errors.setdefault(key, []).append(cfg.invalid(key, None, cfg.NON_NULL))
+        errors.setdefault(key, []).append(NULL_VALUE)
+    if not errors.get(TASKS_MAX) and tasks_max(config) > tasks_limit:
+        errors[TASKS_MAX].append(
+            cfg.invalid(TASKS_MAX, config[TASKS_MAX], f"Value must be no more than {tasks_limit}")
+            + " (this worker's sparklink.tasks.max.limit: each task is a Spark streaming query)"
+        )
+    return errors
+
+
+def _validate(plugins: Plugins, config: Mapping[str, str]) -> dict[str, list[str]]:
     desc = plugins.find(config.get("connector.class", ""))
     if desc is None:
         errors = connector_config.SOURCE.validate(config)
@@ -65,17 +94,19 @@ def validate(plugins: Plugins, config: Mapping[str, str]) -> dict[str, list[str]
     return errors
 
 
-def validated(plugins: Plugins, name: str, config: Mapping[str, str]) -> dict[str, str]:
+def validated(plugins: Plugins, name: str, raw: RawConfig, tasks_limit: int) -> dict[str, str]:
     """The config a create or update stores, or a 400 listing every error as Connect does."""
-    if config.get("name", name) != name:
+    if raw.get("name", name) != name:
         raise BadRequestError(
-            f"Connector name configuration ({config['name']}) doesn't match connector name in the URL ({name})"
+            f"Connector name configuration ({raw['name']}) doesn't match connector name in the URL ({name})"
         )
-    config = {**config, "name": name}
-    if not config.get(CONNECTOR_CLASS):
-        raise BadRequestError(f"Connector config {java_map(config)} contains no connector type")
-    plugins.resolve(config[CONNECTOR_CLASS])
-    errors = {k: v for k, v in validate(plugins, config).items() if v}
+    check_addressable(name)
+    raw = {**raw, "name": name}
+    connector_class = raw.get(CONNECTOR_CLASS)
+    if not connector_class:
+        raise BadRequestError(f"Connector config {java_map(raw)} contains no connector type")
+    plugins.resolve(connector_class)
+    errors = {k: v for k, v in validate(plugins, raw, tasks_limit).items() if v}
     if errors:
         lines = [e for errs in errors.values() for e in errs]
         raise ConfigValidationError(
@@ -85,10 +116,19 @@ def validated(plugins: Plugins, name: str, config: Mapping[str, str]) -> dict[st
             "`/connector-plugins/{connectorType}/config/validate`",
             errors,
         )
-    return config
+    return {k: v for k, v in raw.items() if v is not None}
 
 
-def config_infos(plugins: Plugins, plugin: str, config: Mapping[str, str]) -> ConfigInfos:
+def check_addressable(name: str) -> None:
+    """A name the REST API could not address is refused (Connect accepts it, then cannot reach it)."""
+    if "/" in name or name in (".", ".."):
+        raise BadRequestError(
+            f"Connector name {name!r} cannot be used: names may not contain '/' or be '.' or '..', because "
+            "/connectors/{name} could not address the connector"
+        )
+
+
+def config_infos(plugins: Plugins, plugin: str, config: RawConfig, tasks_limit: int) -> ConfigInfos:
     """The `/connector-plugins/{plugin}/config/validate` answer (Connect's ConfigInfos)."""
     connector_class = config.get(CONNECTOR_CLASS)
     if not connector_class:
@@ -96,7 +136,7 @@ def config_infos(plugins: Plugins, plugin: str, config: Mapping[str, str]) -> Co
     if not _same_type(connector_class, plugin):
         raise BadRequestError(f"Included connector type {connector_class} does not match request type {plugin}")
     keys = validated_keys(plugins.resolve(connector_class))
-    errors = validate(plugins, config)
+    errors = validate(plugins, config, tasks_limit)
     configs = []
     for name in dict.fromkeys([*keys, *errors]):
         key = keys.get(name)
@@ -122,6 +162,6 @@ def _same_type(connector_class: str, plugin: str) -> bool:
     return a.endswith(b) or b.endswith(a)
 
 
-def java_map(config: Mapping[str, str]) -> str:
+def java_map(config: RawConfig) -> str:
     """A map as Java's toString writes it, which Connect's messages quote."""
     return "{" + ", ".join(f"{k}={v}" for k, v in config.items()) + "}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
@@ -60,16 +61,14 @@ async def create_connector(herder: HerderDep, request: Request) -> JSONResponse:
     unknown = sorted(set(body) - CREATE_FIELDS)
     if unknown:
         raise BadRequestError(f"Unrecognized field(s) {unknown}; a create request has only {sorted(CREATE_FIELDS)}")
-    config = {k: v for k, v in as_config(body.get("config") or {}).items() if v is not None}
-    name = str(body.get("name") if body.get("name") is not None else config.get("name", "")).strip()
+    raw_name = body.get("name")
+    if raw_name is not None and not isinstance(raw_name, str):
+        raise BadRequestError(f"The connector name must be a JSON string, not {type(raw_name).__name__}")
+    config = as_config(body.get("config") or {})
+    # Connect trims the POSTed name (ConnectorsResource#createConnector).
+    name = (raw_name if raw_name is not None else config.get("name") or "").strip()
     if not name:
         raise BadRequestError("Connector name cannot be empty: set 'name' in the request")
-    if any(ord(c) < 32 or ord(c) == 127 for c in name):
-        raise BadRequestError(f"Connector name {name!r} must not contain control characters")
-    if "name" in config and config["name"] != name:
-        raise BadRequestError(
-            f"Connector name configuration ({config['name']}) doesn't match connector name in the URL ({name})"
-        )
     initial = body.get("initial_state")
     target = None
     if initial is not None:
@@ -77,13 +76,13 @@ async def create_connector(herder: HerderDep, request: Request) -> JSONResponse:
         if target is None:
             raise BadRequestError(f"initial_state must be one of {sorted(INITIAL_STATES)}, not {initial!r}")
     info = await _in_thread(herder.create_connector, name, config, target)
-    return _created(info)
+    return _created(request, info)
 
 
-def _created(info: model.ConnectorInfo) -> JSONResponse:
-    return JSONResponse(
-        ConnectorInfo.of(info).json_body(), status_code=201, headers={"Location": f"/connectors/{info.name}"}
-    )
+def _created(request: Request, info: model.ConnectorInfo) -> JSONResponse:
+    # Absolute and percent-encoded, as Jersey's UriBuilder makes it: a header value must be plain ASCII.
+    location = f"{str(request.base_url).rstrip('/')}/connectors/{quote(info.name, safe='')}"
+    return JSONResponse(ConnectorInfo.of(info).json_body(), status_code=201, headers={"Location": location})
 
 
 @router.get("/{name}", response_model=ConnectorInfo)
@@ -98,10 +97,10 @@ async def get_config(herder: HerderDep, name: str) -> dict[str, str]:
 
 @router.put("/{name}/config")
 async def put_config(herder: HerderDep, name: str, request: Request) -> JSONResponse:
-    config = {k: v for k, v in as_config(await json_body(request)).items() if v is not None}
+    config = as_config(await json_body(request))
     created, info = await _in_thread(herder.put_connector_config, name, config)
     if created:
-        return _created(info)
+        return _created(request, info)
     return JSONResponse(ConnectorInfo.of(info).json_body(), status_code=200)
 
 
@@ -165,8 +164,8 @@ async def stop(herder: HerderDep, name: str) -> Response:
 
 @router.post("/{name}/restart")
 async def restart(herder: HerderDep, name: str, request: Request) -> Response:
-    include_tasks = parse_bool(request.query_params.get("includeTasks"))
-    only_failed = parse_bool(request.query_params.get("onlyFailed"))
+    include_tasks = parse_bool("includeTasks", request.query_params.get("includeTasks"))
+    only_failed = parse_bool("onlyFailed", request.query_params.get("onlyFailed"))
     plan = await _in_thread(herder.restart_connector, name, include_tasks, only_failed)
     if plan is None:
         return Response(status_code=204)

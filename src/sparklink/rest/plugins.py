@@ -14,7 +14,7 @@ router = APIRouter(prefix="/connector-plugins", tags=["connector-plugins"])
 @router.get("", response_model=list[PluginInfo])
 def list_plugins(herder: HerderDep, request: Request) -> list[PluginInfo]:
     # connectorsOnly defaults to true; sparklink has no converters or transformations to add otherwise.
-    parse_bool(request.query_params.get("connectorsOnly"), default=True)
+    parse_bool("connectorsOnly", request.query_params.get("connectorsOnly"), default=True)
     return [PluginInfo.of(p) for p in herder.plugins()]
 
 
@@ -25,5 +25,4 @@ def plugin_config(herder: HerderDep, plugin: str) -> list[ConfigKeyInfo]:
 
 @router.put("/{plugin}/config/validate", response_model=ConfigInfos)
 async def validate(herder: HerderDep, plugin: str, request: Request) -> ConfigInfos:
-    config = {k: v for k, v in as_config(await json_body(request)).items() if v is not None}
-    return ConfigInfos.of(herder.validate(plugin, config))
+    return ConfigInfos.of(herder.validate(plugin, as_config(await json_body(request))))

@@ -27,11 +27,11 @@ def kafka() -> Iterator[KafkaCluster]:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    from sparklink.execution.spark import build_session
+    from sparklink.execution.spark import build_session, stop_session
 
     session = build_session("local[2]", "sparklink-tests")
     yield session
-    session.stop()
+    stop_session(session)
 
 
 WorkerFactory = Callable[..., Runtime]

@@ -110,10 +110,12 @@ class Runtime:
 
     def stop(self) -> None:
         """Stop every task query and connector, flush the stores, shut the REST server down. Idempotent."""
+        from sparklink.execution.spark import stop_session
+
         self.herder.stop()
         self.rest.stop()
         if self.owns_spark:
-            self.spark.stop()
+            stop_session(self.spark)
 
     def run_until(self, stop: threading.Event) -> None:
         """Serve until `stop` is set (a signal) or the REST server dies, then stop cleanly."""

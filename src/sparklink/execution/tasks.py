@@ -140,6 +140,7 @@ class TaskQueries:
             # Its entry in _by_query goes when the termination event arrives (marked as stopping).
         if isinstance(run.task, SinkTask):
             run.task.stop()
+        _close_callback_connection(run)
         shutil.rmtree(run.checkpoint, ignore_errors=True)
         log.info("stopped task %s-%d", connector, task_id)
 
@@ -150,7 +151,9 @@ class TaskQueries:
             self.stop_task(connector, task_id)
 
     def close(self) -> None:
+        """Stop the watchdog (it talks to the JVM), then every query; the caller stops the JVM after."""
         self._closed.set()
+        self._watchdog.join(timeout=30)
         self.stop_all()
         try:
             self.spark.streams.removeListener(self._listener)
@@ -175,6 +178,7 @@ class TaskQueries:
         producer = task.producer_config(run.ctx)
 
         def commit(batch: DataFrame, batch_id: int) -> None:
+            _remember_callback_connection(run)
             with _remember_error(run):
                 self._source_batch(run, task, batch, batch_id, known_topics, producer)
 
@@ -226,6 +230,7 @@ class TaskQueries:
         stream = kafka_io.read_stream(self.spark, self.bootstrap_servers, assigned, starting, settings)
 
         def commit(batch: DataFrame, batch_id: int) -> None:
+            _remember_callback_connection(run)
             with _remember_error(run):
                 self._sink_batch(run, task, batch, batch_id, group)
 
@@ -327,6 +332,32 @@ class TaskQueries:
         trace = f"{trace}\nCaused by query termination:\n{exception}" if trace else exception
         log.error("task %s-%d failed: %s", run.connector, run.task_id, trace.strip().splitlines()[-1][:300])
         run.events.task_failed(run.connector, run.task_id, trace)
+
+
+def _remember_callback_connection(run: RunningTask) -> None:
+    """Note the Py4J connection this query's stream thread calls Python through.
+
+    Py4J gives every JVM thread that calls back into Python its own connection, served by its own
+    Python thread, and keeps it open after the JVM thread has died: one thread and one socket leaked
+    per query started. The batch function runs on that Python thread, so it can name the connection.
+    """
+    if "callback" in run.extra:
+        return
+    from pyspark import SparkContext
+
+    client = getattr(SparkContext._gateway, "_gateway_client", None)
+    getter = getattr(client, "get_thread_connection", None)
+    run.extra["callback"] = getter() if getter is not None else None
+
+
+def _close_callback_connection(run: RunningTask) -> None:
+    """Once the query has stopped (its stream thread is gone), close its connection and so its thread."""
+    connection = run.extra.pop("callback", None)
+    if connection is not None:
+        try:
+            connection.close()
+        except Exception:  # already closed by the other side
+            log.debug("closing the callback connection of %s-%d", run.connector, run.task_id, exc_info=True)
 
 
 class TaskBatchError(RuntimeError):

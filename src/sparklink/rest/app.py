@@ -13,7 +13,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sparklink import __version__
 from sparklink.herder.model import Herder
-from sparklink.rest import connectors, deps, errors, loggers, metrics, plugins, root
+from sparklink.rest import connectors, deps, errors, loggers, metrics, openapi, plugins, root
 
 
 class StripTrailingSlash:
@@ -50,6 +50,7 @@ def create_app(herder: Herder | None = None) -> FastAPI:
     app = FastAPI(title="sparklink Connect REST API", version=__version__, redirect_slashes=False)
     app.state.herder = herder
     errors.install(app)
+    openapi.install(app)
     app.include_router(root.router)
     app.include_router(connectors.router)
     app.include_router(plugins.router)

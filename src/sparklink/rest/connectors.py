@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 from urllib.parse import quote
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from sparklink.api.errors import BadRequestError, NotFoundError
 from sparklink.api.states import TargetState
 from sparklink.herder import model
+from sparklink.rest import openapi
 from sparklink.rest.body import as_config, json_body, parse_bool
 from sparklink.rest.deps import HerderDep
 from sparklink.rest.entities import (
@@ -24,7 +25,7 @@ from sparklink.rest.entities import (
     TaskState,
 )
 
-router = APIRouter(prefix="/connectors", tags=["connectors"])
+router = APIRouter(prefix="/connectors", tags=["connectors"], responses=openapi.ERRORS)
 
 CREATE_FIELDS = {"name", "config", "initial_state"}
 INITIAL_STATES = {"RUNNING": TargetState.STARTED, "PAUSED": TargetState.PAUSED, "STOPPED": TargetState.STOPPED}
@@ -34,8 +35,12 @@ T = TypeVar("T")
 # Reads answer from the stores' in-memory views without blocking, so they run on the event loop
 # rather than hopping to the thread pool (which competes with Spark's callbacks for the GIL).
 @router.get("")
-async def list_connectors(herder: HerderDep, request: Request) -> Any:
-    expand = request.query_params.getlist("expand")
+async def list_connectors(
+    herder: HerderDep,
+    expand: Annotated[
+        list[str] | None, Query(description="status and/or info: add each connector's status and info")
+    ] = None,
+) -> Any:
     names = herder.connectors()
     if not expand:
         return names
@@ -53,7 +58,9 @@ async def list_connectors(herder: HerderDep, request: Request) -> Any:
     return out
 
 
-@router.post("", status_code=201)
+@router.post(
+    "", status_code=201, response_model=ConnectorInfo, openapi_extra=openapi.body(openapi.CreateConnectorRequest)
+)
 async def create_connector(herder: HerderDep, request: Request) -> JSONResponse:
     body = await json_body(request)
     if not isinstance(body, dict):
@@ -95,7 +102,12 @@ async def get_config(herder: HerderDep, name: str) -> dict[str, str]:
     return herder.connector_config(name)
 
 
-@router.put("/{name}/config")
+@router.put(
+    "/{name}/config",
+    response_model=ConnectorInfo,
+    responses={201: {"model": ConnectorInfo}},
+    openapi_extra=openapi.body(openapi.CONFIG_MAP),
+)
 async def put_config(herder: HerderDep, name: str, request: Request) -> JSONResponse:
     config = as_config(await json_body(request))
     created, info = await _in_thread(herder.put_connector_config, name, config)
@@ -104,7 +116,7 @@ async def put_config(herder: HerderDep, name: str, request: Request) -> JSONResp
     return JSONResponse(ConnectorInfo.of(info).json_body(), status_code=200)
 
 
-@router.patch("/{name}/config", response_model=ConnectorInfo)
+@router.patch("/{name}/config", response_model=ConnectorInfo, openapi_extra=openapi.body(openapi.CONFIG_MAP))
 async def patch_config(herder: HerderDep, name: str, request: Request) -> ConnectorInfo:
     patch = as_config(await json_body(request), "config patch")
     return ConnectorInfo.of(await _in_thread(herder.patch_connector_config, name, patch))
@@ -162,11 +174,16 @@ async def stop(herder: HerderDep, name: str) -> Response:
     return Response(status_code=204)
 
 
-@router.post("/{name}/restart")
-async def restart(herder: HerderDep, name: str, request: Request) -> Response:
-    include_tasks = parse_bool("includeTasks", request.query_params.get("includeTasks"))
-    only_failed = parse_bool("onlyFailed", request.query_params.get("onlyFailed"))
-    plan = await _in_thread(herder.restart_connector, name, include_tasks, only_failed)
+@router.post("/{name}/restart", status_code=204, responses={202: {"model": ConnectorStateInfo}})
+async def restart(
+    herder: HerderDep,
+    name: str,
+    include_tasks: Annotated[str | None, openapi.flag("includeTasks", "false")] = None,
+    only_failed: Annotated[str | None, openapi.flag("onlyFailed", "false")] = None,
+) -> Response:
+    include = parse_bool("includeTasks", include_tasks)
+    only = parse_bool("onlyFailed", only_failed)
+    plan = await _in_thread(herder.restart_connector, name, include, only)
     if plan is None:
         return Response(status_code=204)
     return JSONResponse(ConnectorStateInfo.of(plan).json_body(), status_code=202)
@@ -186,7 +203,7 @@ async def get_offsets(herder: HerderDep, name: str) -> ConnectorOffsets:
     return ConnectorOffsets.of(await _in_thread(herder.connector_offsets, name))
 
 
-@router.patch("/{name}/offsets", response_model=Message)
+@router.patch("/{name}/offsets", response_model=Message, openapi_extra=openapi.body(openapi.ALTER_OFFSETS))
 async def alter_offsets(herder: HerderDep, name: str, request: Request) -> Message:
     body = await json_body(request, required=False)
     if body is not None and not isinstance(body, dict):

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from fastapi import APIRouter, Request
 
+from sparklink.rest import openapi
 from sparklink.rest.body import as_config, json_body, parse_bool
 from sparklink.rest.deps import HerderDep
 from sparklink.rest.entities import ConfigInfos, ConfigKeyInfo, PluginInfo
 
-router = APIRouter(prefix="/connector-plugins", tags=["connector-plugins"])
+router = APIRouter(prefix="/connector-plugins", tags=["connector-plugins"], responses=openapi.ERRORS)
 
 
 @router.get("", response_model=list[PluginInfo])
-def list_plugins(herder: HerderDep, request: Request) -> list[PluginInfo]:
+def list_plugins(
+    herder: HerderDep, connectors_only: Annotated[str | None, openapi.flag("connectorsOnly", "true")] = None
+) -> list[PluginInfo]:
     # connectorsOnly defaults to true; sparklink has no converters or transformations to add otherwise.
-    parse_bool("connectorsOnly", request.query_params.get("connectorsOnly"), default=True)
+    parse_bool("connectorsOnly", connectors_only, default=True)
     return [PluginInfo.of(p) for p in herder.plugins()]
 
 
@@ -23,6 +28,6 @@ def plugin_config(herder: HerderDep, plugin: str) -> list[ConfigKeyInfo]:
     return [ConfigKeyInfo.of(k) for k in herder.plugin_config(plugin)]
 
 
-@router.put("/{plugin}/config/validate", response_model=ConfigInfos)
+@router.put("/{plugin}/config/validate", response_model=ConfigInfos, openapi_extra=openapi.body(openapi.CONFIG_MAP))
 async def validate(herder: HerderDep, plugin: str, request: Request) -> ConfigInfos:
     return ConfigInfos.of(herder.validate(plugin, as_config(await json_body(request))))

@@ -9,9 +9,11 @@ and `_sink_batch`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import shutil
+import socket
 import tempfile
 import threading
 import traceback
@@ -351,13 +353,16 @@ def _remember_callback_connection(run: RunningTask) -> None:
 
 
 def _close_callback_connection(run: RunningTask) -> None:
-    """Once the query has stopped (its stream thread is gone), close its connection and so its thread."""
+    """Once the query has stopped (its stream thread is gone), end its connection and so its thread.
+
+    Shutting the socket down makes the serving thread read end-of-stream and close the connection
+    itself; closing it from here would wait on the buffer lock that thread holds while it reads.
+    """
     connection = run.extra.pop("callback", None)
-    if connection is not None:
-        try:
-            connection.close()
-        except Exception:  # already closed by the other side
-            log.debug("closing the callback connection of %s-%d", run.connector, run.task_id, exc_info=True)
+    sock = getattr(connection, "socket", None)
+    if sock is not None:
+        with contextlib.suppress(OSError):  # already closed by the other side
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 class TaskBatchError(RuntimeError):

@@ -15,6 +15,7 @@ import logging
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -79,6 +80,7 @@ def stop_session(spark: SparkSession, timeout: float = 30.0) -> None:
     """Stop Spark, then make sure its JVM has exited (closing its stdin, then killing it if need be)."""
     from pyspark import SparkContext
 
+    _wait_for_idle(spark, timeout)
     spark.stop()
     gateway = SparkContext._gateway
     proc = getattr(gateway, "proc", None)
@@ -98,6 +100,21 @@ def stop_session(spark: SparkSession, timeout: float = 30.0) -> None:
         proc.wait(10)
     SparkContext._gateway = None
     SparkContext._jvm = None
+
+
+def _wait_for_idle(spark: SparkSession, timeout: float) -> None:
+    """Let the tasks of stopped queries finish being cancelled: a task status arriving after the
+    scheduler has shut down is logged as an ERROR (RejectedExecutionException in statusUpdate)."""
+    tracker = spark.sparkContext.statusTracker()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if not tracker.getActiveStageIds() and not tracker.getActiveJobsIds():
+                return
+        except Exception:  # the context is already gone
+            return
+        time.sleep(0.1)
+    log.warning("Spark still had running stages %.0fs after every query stopped", timeout)
 
 
 def _optional_jars(jar_set: str) -> list[str]:

@@ -14,32 +14,14 @@ import pytest
 
 from sparklink.runtime import Runtime
 from tests.helpers import task_states, unique, wait_for
-
-CANARY = "canary"
-
-
-def _position(worker: Runtime) -> int:
-    offsets = worker.stores.offsets.get(CANARY)
-    return int(offsets[0][1]["position"]) if offsets else 0
+from tests.support.canary import CANARY, start, unharmed
 
 
 @pytest.fixture(scope="module")
 def canary(module_worker: Runtime) -> Iterator[Runtime]:
-    config = {"connector.class": "datagen", "topic": unique("canary"), "records.per.second": "20"}
-    body = {"name": CANARY, "config": config}
-    assert httpx.post(f"{module_worker.url}/connectors", json=body, timeout=60).status_code == 201
-    wait_for(lambda: task_states(module_worker.url, CANARY) == ["RUNNING"], 90, "the canary RUNNING")
-    wait_for(lambda: _position(module_worker) > 0, 90, "the canary's first offsets")
+    start(module_worker)
     yield module_worker
     httpx.delete(f"{module_worker.url}/connectors/{CANARY}", timeout=60)
-
-
-def unharmed(worker: Runtime) -> None:
-    """RUNNING, its stored offset not behind where it was, and still moving."""
-    before = _position(worker)
-    state = httpx.get(f"{worker.url}/connectors/{CANARY}/status", timeout=30).json()
-    assert state["connector"]["state"] == "RUNNING" and [t["state"] for t in state["tasks"]] == ["RUNNING"]
-    wait_for(lambda: _position(worker) > before, 60, "the canary to keep producing")
 
 
 def error(response: httpx.Response, status: int) -> str:

@@ -13,8 +13,8 @@ import logging
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 
-from sparklink.api.connector import Connector
-from sparklink.api.errors import BadRequestError
+from sparklink.api.connector import Connector, Task
+from sparklink.api.errors import BadRequestError, ConnectError
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +70,21 @@ class Plugins:
             self._by_name.setdefault(name, desc)
         short = cls.__name__.removesuffix("Connector")
         self._by_name.setdefault(short, desc)
+
+    def task_class(self, path: str) -> type[Task]:
+        """The task class a task config names in `task.class` (module path, then qualified name)."""
+        parts = path.split(".")
+        for split in range(len(parts) - 1, 0, -1):
+            try:
+                found: object = importlib.import_module(".".join(parts[:split]))
+            except ImportError:
+                continue
+            for attr in parts[split:]:
+                found = getattr(found, attr, None)
+            if isinstance(found, type) and issubclass(found, Task):
+                return found
+            break
+        raise ConnectError(f"Task class {path} (from the task config's task.class) is not a loadable Task")
 
     def all(self) -> list[PluginDesc]:
         return sorted(self._descs, key=lambda d: (d.type != "sink", d.class_name))

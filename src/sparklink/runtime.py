@@ -19,6 +19,7 @@ from confluent_kafka.admin import AdminClient
 from fastapi import FastAPI
 
 from sparklink.api.clients import client_config
+from sparklink.execution.tasks import TaskQueries
 from sparklink.execution.worker import Worker
 from sparklink.herder.herder import StandaloneHerder, Stores
 from sparklink.platform import ports
@@ -140,15 +141,10 @@ def start_worker(config: WorkerConfig, spark: SparkSession | None = None, timeou
         stores = kafka_stores(config)
         plugins = Plugins()
         scratch = Path(config.state_dir) / "checkpoints" if config.state_dir else None
-        worker = Worker(
-            session,
-            config.bootstrap_servers,
-            plugins,
-            stores.offsets,
-            stores.group_offsets,
-            config.trigger_interval_ms,
-            scratch,
+        queries = TaskQueries(
+            session, config.bootstrap_servers, stores.offsets, stores.group_offsets, config.trigger_interval_ms, scratch
         )
+        worker = Worker(plugins, queries)
         herder = StandaloneHerder(config, stores, worker, plugins, cluster_id(config.bootstrap_servers))
         rest_app.attach(rest.app, herder)
         herder.start()

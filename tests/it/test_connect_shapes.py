@@ -12,6 +12,19 @@ from sparklink import __version__
 from sparklink.runtime import Runtime
 from tests.helpers import status, task_states, unique, wait_for
 
+CONFIG_KEY_INFO = {
+    "name",
+    "type",
+    "required",
+    "default_value",
+    "importance",
+    "documentation",
+    "group",
+    "order_in_group",
+    "width",
+    "display_name",
+    "dependents",
+}
 CONNECTOR_ENTRY = {"state", "worker_id", "version"}
 TASK_ENTRY = {"id", "state", "worker_id", "version"}
 SOURCE_GROUPS = ["Common", "Transforms", "Predicates", "Error Handling", "Topic Creation", "Exactly Once Support"]
@@ -46,23 +59,7 @@ def test_status_entries_carry_the_plugin_version(module_worker: Runtime, running
 
 def test_config_key_infos_say_order_in_group(module_worker: Runtime) -> None:
     keys = httpx.get(f"{module_worker.url}/connector-plugins/datagen/config", timeout=10).json()
-    assert {frozenset(k) for k in keys} == {
-        frozenset(
-            {
-                "name",
-                "type",
-                "required",
-                "default_value",
-                "importance",
-                "documentation",
-                "group",
-                "order_in_group",
-                "width",
-                "display_name",
-                "dependents",
-            }
-        )
-    }
+    assert {frozenset(k) for k in keys} == {frozenset(CONFIG_KEY_INFO)}
     tasks_max = next(k for k in keys if k["name"] == "tasks.max")
     assert (tasks_max["group"], tasks_max["order_in_group"], tasks_max["width"]) == ("Common", 4, "SHORT")
 

@@ -7,6 +7,7 @@ import logging
 import httpx
 
 from sparklink.runtime import Runtime
+from tests.it.test_connect_shapes import CONFIG_KEY_INFO
 
 
 def test_list_plugins(module_worker: Runtime) -> None:
@@ -31,19 +32,7 @@ def test_plugin_config_lists_plugin_keys_then_base_keys(module_worker: Runtime) 
     assert topic["required"] is True and topic["default_value"] is None and topic["type"] == "STRING"
     rate = next(k for k in keys if k["name"] == "records.per.second")
     assert rate["required"] is False and rate["default_value"] == "10" and rate["type"] == "INT"
-    assert set(rate) == {
-        "name",
-        "type",
-        "required",
-        "default_value",
-        "importance",
-        "documentation",
-        "group",
-        "order_in_group",
-        "width",
-        "display_name",
-        "dependents",
-    }
+    assert set(rate) == CONFIG_KEY_INFO
     missing = httpx.get(f"{module_worker.url}/connector-plugins/NoSuch/config", timeout=10)
     assert missing.status_code == 404 and missing.json()["message"] == "Unknown plugin NoSuch."
 

@@ -13,7 +13,6 @@ import logging
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sparklink.api.connector import Connector, ConnectorContext, Offset, Partition
@@ -21,11 +20,9 @@ from sparklink.api.errors import BadRequestError, ConnectError
 from sparklink.api.task_config import CONNECTOR_CLASS, TASK_CLASS, TASK_COUNT
 from sparklink.execution.tasks import TaskEvents, TaskQueries
 from sparklink.plugins import Plugins
-from sparklink.storage.group_offsets import GroupOffsetStore
-from sparklink.storage.offsets import OffsetStore
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    pass
 
 log = logging.getLogger(__name__)
 
@@ -39,18 +36,9 @@ class TaskCounters:
 
 
 class Worker:
-    def __init__(
-        self,
-        spark: SparkSession,
-        bootstrap_servers: str,
-        plugins: Plugins,
-        offsets: OffsetStore,
-        group_offsets: GroupOffsetStore,
-        trigger_interval_ms: int = 1000,
-        scratch_dir: Path | None = None,
-    ) -> None:
+    def __init__(self, plugins: Plugins, tasks: TaskQueries) -> None:
         self.plugins = plugins
-        self.tasks = TaskQueries(spark, bootstrap_servers, offsets, group_offsets, trigger_interval_ms, scratch_dir)
+        self.tasks = tasks
         self._connectors: dict[str, Connector] = {}
         self._lock = threading.Lock()
 
@@ -109,17 +97,9 @@ class Worker:
             raise BadRequestError(str(exc)) from None
 
     # ------------------------------------------------------------------ tasks
-    def start_task(
-        self,
-        name: str,
-        task_id: int,
-        connector_config: Mapping[str, str],
-        task_config: dict[str, str],
-        events: TaskEvents,
-    ) -> None:
-        """Start the task's query; raises if its pipeline cannot be built."""
-        task = self.plugins.resolve(connector_config[CONNECTOR_CLASS]).cls.task_class()
-        self.tasks.start_task(name, task_id, task, task_config, events)
+    def start_task(self, name: str, task_id: int, config: dict[str, str], events: TaskEvents) -> None:
+        """Start the query of the task class the config names (`task.class`); raises if it cannot be built."""
+        self.tasks.start_task(name, task_id, self.plugins.task_class(config[TASK_CLASS])(), config, events)
 
     def stop_task(self, name: str, task_id: int) -> None:
         self.tasks.stop_task(name, task_id)

@@ -361,4 +361,4 @@ class _Context:
 
 
 def _task_state(task_id: int, status: Status) -> TaskState:
-    return TaskState(task_id, status.state, status.worker_id, status.trace, status.version)
+    return TaskState(status.state, status.worker_id, status.trace, status.version, id=task_id)

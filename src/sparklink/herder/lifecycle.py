@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import traceback
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Protocol
 
 from sparklink.api.connector import ConnectorContext
@@ -25,23 +26,15 @@ from sparklink.storage.status import Status, StatusStore
 log = logging.getLogger(__name__)
 
 
+@dataclass
 class Lifecycle:
-    def __init__(
-        self,
-        configs: ConfigStore,
-        statuses: StatusStore,
-        worker: ConnectorRunner,
-        worker_id: str,
-        listener: ContextFactory,
-        plugins: Plugins,
-    ) -> None:
-        self.plugins = plugins
-        self.configs = configs
-        self.statuses = statuses
-        self.worker = worker
-        self.worker_id = worker_id
-        self.generation = 0
-        self.listener = listener
+    configs: ConfigStore
+    statuses: StatusStore
+    worker: ConnectorRunner
+    worker_id: str
+    listener: ContextFactory
+    plugins: Plugins
+    generation: int = 0
 
     def put_status(self, name: str, task_id: int | None, state: State, trace: str | None = None) -> None:
         """The connector's status (task_id None) or one task's, with its plugin's version as Connect 4.x records."""
@@ -128,8 +121,7 @@ class Lifecycle:
         # listener thread, and that report must not be overwritten by a late RUNNING.
         self.put_status(name, task_id, State.RUNNING)
         try:
-            connector_config = self.configs.connector_config(name) or {}
-            self.worker.start_task(name, task_id, connector_config, task_config, self.listener)
+            self.worker.start_task(name, task_id, task_config, self.listener)
         except Exception as exc:
             log.error("task %s-%d failed to start: %s", name, task_id, exc)
             self.put_status(name, task_id, State.FAILED, trace(exc))

@@ -7,8 +7,8 @@ execution types. Answers are frozen dataclasses that `rest/entities.py` turns in
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Literal, Protocol, TypeAlias
+from dataclasses import dataclass, field
+from typing import Literal, NamedTuple, Protocol, TypeAlias
 
 from sparklink.api.config import ConfigKey
 from sparklink.api.states import State, TargetState
@@ -19,8 +19,7 @@ RawConfig = Mapping[str, str | None]
 """A connector config as a request sent it; null values are reported as errors, not dropped."""
 
 
-@dataclass(frozen=True)
-class ConnectorTaskId:
+class ConnectorTaskId(NamedTuple):
     connector: str
     task: int
 
@@ -48,12 +47,8 @@ class ConnectorState:
 
 
 @dataclass(frozen=True)
-class TaskState:
-    id: int
-    state: State
-    worker_id: str
-    trace: str | None = None
-    version: str | None = None
+class TaskState(ConnectorState):
+    id: int = field(kw_only=True)
 
 
 @dataclass(frozen=True)

@@ -41,15 +41,8 @@ class ConnectorRunner(Protocol):
     def connector_alter_offsets(
         self, name: str, config: Mapping[str, str], offsets: Sequence[tuple[Partition, Offset | None]]
     ) -> bool: ...
-    def start_task(
-        self,
-        name: str,
-        task_id: int,
-        connector_config: Mapping[str, str],
-        task_config: dict[str, str],
-        events: TaskListener,
-    ) -> None:
-        """Start the task's query; raises if its pipeline cannot be built."""
+    def start_task(self, name: str, task_id: int, config: dict[str, str], events: TaskListener) -> None:
+        """Start the query of the task the config describes; raises if its pipeline cannot be built."""
         ...
 
     def stop_task(self, name: str, task_id: int) -> None: ...

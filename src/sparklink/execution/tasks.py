@@ -9,23 +9,27 @@ and `_sink_batch`).
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import logging
 import shutil
-import socket
 import tempfile
 import threading
-import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 from sparklink.api.connector import SinkTask, SourceTask, Task, TaskContext
 from sparklink.api.task_config import TaskSettings, sink_group
 from sparklink.execution import kafka_io
+from sparklink.execution.running import (
+    QueryListener,
+    RunningTask,
+    TaskEvents,
+    close_callback_connection,
+    query_name,
+    remember_callback_connection,
+    remember_error,
+    safe_name,
+)
 from sparklink.storage.group_offsets import GroupOffsetStore
 from sparklink.storage.offsets import OffsetStore
 
@@ -34,31 +38,6 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming.query import StreamingQuery
 
 log = logging.getLogger(__name__)
-
-
-class TaskEvents(Protocol):
-    def task_failed(self, connector: str, task_id: int, trace: str) -> None: ...
-    def topics_seen(self, connector: str, task_id: int, topics: list[str]) -> None: ...
-
-
-@dataclass
-class RunningTask:
-    connector: str
-    task_id: int
-    task: Task
-    ctx: TaskContext
-    settings: TaskSettings
-    events: TaskEvents
-    checkpoint: Path
-    query: StreamingQuery | None = None
-    records: int = 0
-    batches: int = 0
-    stopping: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def key(self) -> tuple[str, int]:
-        return (self.connector, self.task_id)
 
 
 class TaskQueries:
@@ -85,7 +64,7 @@ class TaskQueries:
         # Serialises task starts and stops with the watchdog's re-assignments.
         self._control = threading.RLock()
         self._lock = threading.RLock()
-        self._listener = _Listener(self._on_terminated)
+        self._listener = QueryListener(self._on_terminated)
         spark.streams.addListener(self._listener)
         self._closed = threading.Event()
         self._watchdog = threading.Thread(target=self._watch, name="task-watchdog", daemon=True)
@@ -102,7 +81,7 @@ class TaskQueries:
         ctx = TaskContext(connector, task_id, dict(config), self.spark)
         settings = TaskSettings.parse(config)
         self.scratch.mkdir(parents=True, exist_ok=True)
-        checkpoint = Path(tempfile.mkdtemp(prefix=f"{_safe(connector)}-{task_id}-", dir=self.scratch))
+        checkpoint = Path(tempfile.mkdtemp(prefix=f"{safe_name(connector)}-{task_id}-", dir=self.scratch))
         run = RunningTask(connector, task_id, task, ctx, settings, events, checkpoint)
         if isinstance(task, SourceTask):
             ctx.resume = self.offsets.get(connector)
@@ -142,7 +121,7 @@ class TaskQueries:
             # Its entry in _by_query goes when the termination event arrives (marked as stopping).
         if isinstance(run.task, SinkTask):
             run.task.stop()
-        _close_callback_connection(run)
+        close_callback_connection(run)
         shutil.rmtree(run.checkpoint, ignore_errors=True)
         log.info("stopped task %s-%d", connector, task_id)
 
@@ -180,8 +159,8 @@ class TaskQueries:
         producer = task.producer_config(run.ctx)
 
         def commit(batch: DataFrame, batch_id: int) -> None:
-            _remember_callback_connection(run)
-            with _remember_error(run):
+            remember_callback_connection(run)
+            with remember_error(run):
                 self._source_batch(run, task, batch, batch_id, known_topics, producer)
 
         return self._start_query(run, stream, commit)
@@ -232,8 +211,8 @@ class TaskQueries:
         stream = kafka_io.read_stream(self.spark, self.bootstrap_servers, assigned, starting, settings)
 
         def commit(batch: DataFrame, batch_id: int) -> None:
-            _remember_callback_connection(run)
-            with _remember_error(run):
+            remember_callback_connection(run)
+            with remember_error(run):
                 self._sink_batch(run, task, batch, batch_id, group)
 
         return self._start_query(run, stream, commit)
@@ -334,92 +313,3 @@ class TaskQueries:
         trace = f"{trace}\nCaused by query termination:\n{exception}" if trace else exception
         log.error("task %s-%d failed: %s", run.connector, run.task_id, trace.strip().splitlines()[-1][:300])
         run.events.task_failed(run.connector, run.task_id, trace)
-
-
-def _remember_callback_connection(run: RunningTask) -> None:
-    """Note the Py4J connection this query's stream thread calls Python through.
-
-    Py4J gives every JVM thread that calls back into Python its own connection, served by its own
-    Python thread, and keeps it open after the JVM thread has died: one thread and one socket leaked
-    per query started. The batch function runs on that Python thread, so it can name the connection.
-    """
-    if "callback" in run.extra:
-        return
-    from pyspark import SparkContext
-
-    client = getattr(SparkContext._gateway, "_gateway_client", None)
-    getter = getattr(client, "get_thread_connection", None)
-    run.extra["callback"] = getter() if getter is not None else None
-
-
-def _close_callback_connection(run: RunningTask) -> None:
-    """Once the query has stopped (its stream thread is gone), end its connection and so its thread.
-
-    Shutting the socket down makes the serving thread read end-of-stream and close the connection
-    itself; closing it from here would wait on the buffer lock that thread holds while it reads.
-    """
-    connection = run.extra.pop("callback", None)
-    sock = getattr(connection, "socket", None)
-    if sock is not None:
-        with contextlib.suppress(OSError):  # already closed by the other side
-            sock.shutdown(socket.SHUT_RDWR)
-
-
-class TaskBatchError(RuntimeError):
-    """Fails a task's query with a short message; the full trace stays with the task's status."""
-
-
-@contextmanager
-def _remember_error(run: RunningTask) -> Iterator[None]:
-    try:
-        yield
-    except Exception as exc:
-        if run.stopping:
-            # The batch was cut short by our own stop: its offsets were not recorded, so the next
-            # run replays it. Ending quietly lets the query stop without an error trace.
-            log.debug("batch of %s-%d interrupted by stop: %s", run.connector, run.task_id, exc)
-            return
-        summary = "".join(traceback.format_exception_only(exc)).strip()
-        run.extra["error"] = summary + "\n" + traceback.format_exc()
-        # Spark runs regexes over the failure text of a query; a long Py4J-wrapped trace can overflow
-        # the stream thread's stack and kill it before the termination event is sent.
-        raise TaskBatchError(summary.splitlines()[0][:500]) from None
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:60]
-
-
-def query_name(connector: str, task_id: int) -> str:
-    """Unique per connector and task: a readable prefix plus a digest of the exact name, since Spark
-    refuses two active queries of one name (`adv;x` and `adv+x` sanitise alike)."""
-    digest = hashlib.sha1(connector.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return f"{_safe(connector)}-{digest}-{task_id}"
-
-
-def _make_listener_base() -> type:
-    from pyspark.sql.streaming.listener import StreamingQueryListener
-
-    return StreamingQueryListener
-
-
-class _Listener(_make_listener_base()):  # type: ignore[misc]
-    """Turns query termination into a callback; Spark calls it from its listener-bus thread."""
-
-    def __init__(self, on_terminated: Callable[[str, str | None], None]) -> None:
-        self._on_terminated = on_terminated
-
-    def onQueryStarted(self, event: Any) -> None:
-        pass
-
-    def onQueryProgress(self, event: Any) -> None:
-        pass
-
-    def onQueryIdle(self, event: Any) -> None:
-        pass
-
-    def onQueryTerminated(self, event: Any) -> None:
-        try:
-            self._on_terminated(str(event.id), event.exception)
-        except Exception:  # never let a reporting error kill Spark's listener thread
-            log.exception("handling termination of query %s", event.id)

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 from sparklink.api.connector import Connector, ConnectorContext, Offset, Partition
 from sparklink.api.errors import BadRequestError, ConnectError
 from sparklink.api.task_config import CONNECTOR_CLASS, TASK_CLASS, TASK_COUNT
-from sparklink.execution.tasks import TaskEvents, TaskQueries
+from sparklink.execution.running import TaskEvents
+from sparklink.execution.tasks import TaskQueries
 from sparklink.plugins import Plugins
 
 if TYPE_CHECKING:

@@ -71,6 +71,7 @@ class StandaloneHerder:
         self.worker = worker
         self._plugins = plugins
         self._cluster_id = cluster_id
+        self._offsets_editor = offsets.Editor(stores.offsets, stores.group_offsets, worker)
         self._run = Lifecycle(self.configs, self.statuses, worker, config.worker_id, self, plugins)
         self._ready = threading.Event()
         self._lock = threading.RLock()
@@ -257,22 +258,8 @@ class StandaloneHerder:
             config = self.connector_config(name)
             if self.configs.target_state(name) is not TargetState.STOPPED or self.configs.task_configs(name):
                 raise BadRequestError(offsets.STOPPED_REQUIRED.format(name=name))
-            if self._plugins.resolve(config[CONNECTOR_CLASS]).type == "sink":
-                group = sink_group(name, config)
-                if entries is None:
-                    current = offsets.sink_entries(self.group_offsets.read(group))
-                    handled = self.worker.connector_alter_offsets(name, config, offsets.removals(current))
-                    self.group_offsets.reset(name, group)
-                else:
-                    changes = offsets.parse_sink(entries)
-                    handled = self.worker.connector_alter_offsets(name, config, offsets.pairs(entries))
-                    self.group_offsets.alter(name, group, changes)
-            else:
-                if entries is None:
-                    entries = [ConnectorOffset(p, None) for p, _ in self.offsets.get(name)]
-                offsets.check_source(entries)
-                handled = self.worker.connector_alter_offsets(name, config, offsets.pairs(entries))
-                self.offsets.put(name, offsets.pairs(entries))
+            sink = self._plugins.resolve(config[CONNECTOR_CLASS]).type == "sink"
+            handled = self._offsets_editor.modify(name, config, sink, entries)
         return offsets.success_message("altered" if entries is not None else "reset", handled)
 
     # ------------------------------------------------------------------ active topics (KIP-558)

@@ -3,17 +3,23 @@
 Source offsets must be JSON objects with string keys and primitive values (Connect's OffsetUtils);
 sink offsets name a topic partition and a Kafka offset (SinkUtils#parseSinkConnectorOffsets). The
 connector then accepts or refuses the change, and says whether it applied it itself, which picks the
-success message. Caller: the herder, only while the connector is STOPPED.
+success message; `Editor` then writes the change where the offsets live (the offsets topic, or the
+sink's consumer group). Caller: the herder, only while the connector is STOPPED.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import cast
 
 from sparklink.api.connector import Offset, Partition
 from sparklink.api.errors import BadRequestError
+from sparklink.api.task_config import sink_group
 from sparklink.herder.model import ConnectorOffset, JsonValue
+from sparklink.herder.runner import ConnectorRunner
+from sparklink.storage.group_offsets import GroupOffsetStore
+from sparklink.storage.offsets import OffsetStore
 
 TOPIC_KEY, PARTITION_KEY, OFFSET_KEY = "kafka_topic", "kafka_partition", "kafka_offset"
 TopicPartitionKey = tuple[str, int]
@@ -121,3 +127,34 @@ def pairs(entries: Sequence[ConnectorOffset]) -> list[tuple[Partition, Offset | 
 def removals(entries: Sequence[ConnectorOffset]) -> list[tuple[Partition, Offset | None]]:
     """A reset as the connector sees it: every partition it has, with a null offset."""
     return [(cast(Partition, e.partition), None) for e in entries]
+
+
+@dataclass(frozen=True)
+class Editor:
+    """Applies a checked alter (entries) or reset (None) to where the connector's offsets live."""
+
+    source_offsets: OffsetStore
+    group_offsets: GroupOffsetStore
+    worker: ConnectorRunner
+
+    def modify(
+        self, name: str, config: Mapping[str, str], sink: bool, entries: Sequence[ConnectorOffset] | None
+    ) -> bool:
+        """True if the connector applied the change itself (which picks the success message)."""
+        if sink:
+            group = sink_group(name, config)
+            if entries is None:
+                current = sink_entries(self.group_offsets.read(group))
+                handled = self.worker.connector_alter_offsets(name, config, removals(current))
+                self.group_offsets.reset(name, group)
+            else:
+                changes = parse_sink(entries)
+                handled = self.worker.connector_alter_offsets(name, config, pairs(entries))
+                self.group_offsets.alter(name, group, changes)
+            return handled
+        if entries is None:
+            entries = [ConnectorOffset(p, None) for p, _ in self.source_offsets.get(name)]
+        check_source(entries)
+        handled = self.worker.connector_alter_offsets(name, config, pairs(entries))
+        self.source_offsets.put(name, pairs(entries))
+        return handled

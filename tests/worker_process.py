@@ -29,7 +29,7 @@ class WorkerProcess:
     def log(self) -> Path:
         return self.state_dir / "worker.log"
 
-    def start(self, timeout: float = 120.0) -> WorkerProcess:
+    def start(self, timeout: float = 300.0) -> WorkerProcess:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         properties = self.state_dir / "worker.properties"
         properties.write_text("".join(f"{k}={v}\n" for k, v in self.props.items()))

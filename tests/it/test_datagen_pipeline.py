@@ -6,6 +6,7 @@ import json
 
 import httpx
 
+from sparklink import __version__
 from sparklink.platform.kafka import KafkaCluster
 from sparklink.runtime import Runtime
 from tests.conftest import WorkerFactory
@@ -34,7 +35,7 @@ def test_datagen_connector_writes_the_expected_records(kafka: KafkaCluster, work
     assert seen == {(t, s) for t in (0, 1) for s in range(150)}
     assert {r.key().decode() for r in records} == {f"{t}-{s}" for t, s in seen}
     state = status(worker.url, "gen")
-    assert state["connector"] == {"state": "RUNNING", "worker_id": worker.herder.worker_id}
+    assert state["connector"] == {"state": "RUNNING", "worker_id": worker.herder.worker_id, "version": __version__}
     assert httpx.get(f"{worker.url}/connectors", timeout=10).json() == ["gen"]
     assert httpx.get(f"{worker.url}/connectors/gen/config", timeout=10).json()["topic"] == topic
     tasks = httpx.get(f"{worker.url}/connectors/gen/tasks", timeout=10).json()

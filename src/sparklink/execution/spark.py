@@ -50,6 +50,9 @@ def build_session(
         "spark.sql.shuffle.partitions": "2",
         "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
         "spark.sql.adaptive.enabled": "false",
+        # The local sockets that move collected rows between the JVM and Python wait 15 s by default,
+        # too little on a loaded machine (CANNOT_OPEN_SOCKET fails the task).
+        "spark.python.authenticate.socketTimeout": "120s",
         "spark.driver.memory": os.environ.get("SPARKLINK_DRIVER_MEMORY", "1g"),
         "spark.driver.extraJavaOptions": f"-XX:+UseG1GC -Dlog4j2.configurationFile=file:{log4j}",
         **(conf or {}),

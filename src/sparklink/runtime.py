@@ -129,14 +129,14 @@ class Runtime:
 
 def start_worker(config: WorkerConfig, spark: SparkSession | None = None, timeout: float = 120.0) -> Runtime:
     """Serve REST, build Spark and the stores, start the herder; returns once every connector is started."""
-    from sparklink.execution.spark import build_session
+    from sparklink.execution.spark import build_session, stop_session
 
     if config.rest_port == 0:
         config = config.with_overrides(rest_port=ports.free_port())
     rest = RestServer(config.rest_host, config.rest_port)
     rest.start(timeout)
+    owns_spark, session = spark is None, spark
     try:
-        owns_spark = spark is None
         session = spark if spark is not None else build_session(config.spark_master)
         stores = kafka_stores(config)
         plugins = Plugins()
@@ -149,7 +149,10 @@ def start_worker(config: WorkerConfig, spark: SparkSession | None = None, timeou
         rest_app.attach(rest.app, herder)
         herder.start()
     except BaseException:
+        # Nothing half-started stays behind: the REST server, and the Spark JVM if we launched it.
         rest.stop()
+        if owns_spark and session is not None:
+            stop_session(session)
         raise
     log.info("worker %s ready at %s", herder.worker_id, rest.url)
     return Runtime(config, session, stores, worker, herder, rest, owns_spark)

@@ -9,17 +9,20 @@ alters and resets them (KIP-875) while the connector is STOPPED.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
-from typing import Protocol
+from collections.abc import Callable, Mapping
+from typing import Protocol, TypeVar
 
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from sparklink.api.clients import client_config
 from sparklink.api.errors import ConnectError
+from sparklink.storage.retry import retrying
 
 TopicPartitionKey = tuple[str, int]
 TIMEOUT = 30.0
+RETRY_TIMEOUT = 90.0
+T = TypeVar("T")
 
 
 class GroupHasMembersError(ConnectError):
@@ -106,6 +109,9 @@ class KafkaGroupOffsetStore:
         return Consumer(client_config(self.bootstrap_servers, **{"group.id": group, "enable.auto.commit": False}))
 
     def read(self, group: str) -> dict[TopicPartitionKey, int]:
+        return self._retrying(f"reading the offsets of consumer group {group}", lambda: self._read_once(group))
+
+    def _read_once(self, group: str) -> dict[TopicPartitionKey, int]:
         request = [ConsumerGroupTopicPartitions(group)]
         try:
             result = self._admin().list_consumer_group_offsets(request)[group].result(TIMEOUT)
@@ -116,6 +122,20 @@ class KafkaGroupOffsetStore:
         return {(tp.topic, tp.partition): tp.offset for tp in result.topic_partitions or [] if tp.offset >= 0}
 
     def committed(self, group: str, partitions: list[TopicPartitionKey]) -> dict[TopicPartitionKey, int]:
+        what = f"reading the committed offsets of consumer group {group}"
+        return self._retrying(what, lambda: self._committed_once(group, partitions))
+
+    def _retrying(self, what: str, attempt: Callable[[], T]) -> T:
+        def failure(error: BaseException, gave_up: bool) -> str:
+            waited = f" for {RETRY_TIMEOUT:.0f}s" if gave_up else ""
+            return (
+                f"{what.capitalize()} on {self.bootstrap_servers} failed{waited}: {error}. Check that the brokers "
+                "are running and reachable and that the __consumer_offsets topic has leaders."
+            )
+
+        return retrying(attempt, RETRY_TIMEOUT, failure, what)
+
+    def _committed_once(self, group: str, partitions: list[TopicPartitionKey]) -> dict[TopicPartitionKey, int]:
         consumer = self._consumer(group)
         try:
             got = consumer.committed([TopicPartition(t, p) for t, p in partitions], timeout=TIMEOUT)

@@ -20,40 +20,14 @@ from typing import TypeVar
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-from sparklink.api.errors import ConnectError, RetriableError
+from sparklink.api.errors import RetriableError
 from sparklink.kafka_clients import client_config
+from sparklink.storage.retry import retrying
 
 log = logging.getLogger(__name__)
 
 Record = tuple[bytes | None, bytes | None]
 T = TypeVar("T")
-
-RETRIABLE_CODES = {
-    KafkaError.NOT_LEADER_FOR_PARTITION,
-    KafkaError.LEADER_NOT_AVAILABLE,
-    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
-    KafkaError.COORDINATOR_NOT_AVAILABLE,
-    KafkaError.NOT_COORDINATOR,
-    KafkaError.REQUEST_TIMED_OUT,
-    KafkaError.UNKNOWN_TOPIC_OR_PART,
-    KafkaError.NOT_ENOUGH_REPLICAS,
-    KafkaError._TIMED_OUT,
-    KafkaError._MSG_TIMED_OUT,
-    KafkaError._TRANSPORT,
-    KafkaError._ALL_BROKERS_DOWN,
-    KafkaError._UNKNOWN_PARTITION,
-    KafkaError._WAIT_COORD,
-}
-
-
-def retriable(exc: BaseException) -> bool:
-    """Kafka says the same call may succeed later (Connect's RetriableException)."""
-    if isinstance(exc, RetriableError | TimeoutError):
-        return True
-    if isinstance(exc, KafkaException) and exc.args and isinstance(exc.args[0], KafkaError):
-        error: KafkaError = exc.args[0]
-        return error.retriable() or error.code() in RETRIABLE_CODES
-    return False
 
 
 class KafkaLog:
@@ -176,24 +150,7 @@ class KafkaLog:
 
     def _retrying(self, what: str, attempt: Callable[[], T]) -> T:
         """Run `attempt`, retrying retriable failures with back-off until `self.timeout` has passed."""
-        deadline = time.monotonic() + self.timeout
-        delay = 0.1
-        while True:
-            try:
-                return attempt()
-            except ConnectError as exc:
-                if not isinstance(exc, RetriableError):
-                    raise
-                error: BaseException = exc
-            except (KafkaException, TimeoutError) as exc:
-                if not retriable(exc):
-                    raise ConnectError(self._failure(what, exc)) from exc
-                error = exc
-            if time.monotonic() + delay > deadline:
-                raise ConnectError(self._failure(what, error, gave_up=True)) from error
-            log.debug("%s topic %s: %s; retrying in %.1fs", what, self.topic, error, delay)
-            time.sleep(delay)
-            delay = min(delay * 2, 2.0)
+        return retrying(attempt, self.timeout, lambda error, gave_up: self._failure(what, error, gave_up), what)
 
     def _failure(self, what: str, error: BaseException, gave_up: bool = False) -> str:
         waited = f" for {self.timeout:.0f}s" if gave_up else ""

@@ -99,9 +99,16 @@ class MemoryGroupOffsetStore:
 class KafkaGroupOffsetStore:
     def __init__(self, bootstrap_servers: str) -> None:
         self.bootstrap_servers = bootstrap_servers
+        self._client: AdminClient | None = None
+        self._lock = threading.Lock()
 
     def _admin(self) -> AdminClient:
-        return AdminClient(client_config(self.bootstrap_servers))
+        # One client for the store's life: a client that is garbage-collected while its request is in
+        # flight destroys the request ("Broker handle destroyed"), and its future never completes.
+        with self._lock:
+            if self._client is None:
+                self._client = AdminClient(client_config(self.bootstrap_servers))
+            return self._client
 
     def _consumer(self, group: str) -> Consumer:
         # Never subscribes, so it never joins the group: commits go in as a "simple" consumer, and the
@@ -114,7 +121,8 @@ class KafkaGroupOffsetStore:
     def _read_once(self, group: str) -> dict[TopicPartitionKey, int]:
         request = [ConsumerGroupTopicPartitions(group)]
         try:
-            result = self._admin().list_consumer_group_offsets(request)[group].result(TIMEOUT)
+            admin = self._admin()
+            result = admin.list_consumer_group_offsets(request)[group].result(TIMEOUT)
         except KafkaException as exc:
             if "GROUP_ID_NOT_FOUND" in str(exc):
                 return {}

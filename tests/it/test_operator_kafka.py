@@ -4,8 +4,9 @@ as a subprocess, and real KRaft nodes with broker-state agents (mTLS) that the o
 One cluster for the module - Strimzi's kafka-ephemeral.yaml with the controller pool at 1 replica (1 controller,
 3 brokers, 256m heaps) - and the tests run in order on it: Ready with its status; a dynamic change with no
 restart; a static change that rolls each node once, controllers first; a manual rolling update of a pool;
-bad input; a KafkaConnect that names the Kafka by its bootstrap Service; the operator killed and replaced (it
-adopts the cluster); and last, a broker really in log recovery that fails a roll without being restarted.
+bad input; a KafkaConnect that names the Kafka by its bootstrap Service; a broker pool scaled up (and a
+controller pool, which is not); the operator killed and replaced (it adopts the cluster); a broker really in
+log recovery that fails a roll without being restarted; and last, the Kafka deleted.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from sparklink.platform import process
 from tests.helpers import unique, wait_for
 from tests.it.operator_fixtures import Kube, OperatorProcess, conditions, is_ready, kafka_connect_body
 
-pytestmark = [pytest.mark.kube, pytest.mark.roller]
+# Every test runs on the cluster (created once), so any one of them can be run alone.
+pytestmark = [pytest.mark.kube, pytest.mark.roller, pytest.mark.usefixtures("cluster")]
 
 EXAMPLE = Path(__file__).parent.parent / "data" / "strimzi" / "kafka-ephemeral.yaml"
 CLUSTER = "my-cluster"
@@ -258,6 +260,39 @@ def test_a_kafka_connect_reaches_the_kafka_by_its_bootstrap_service_name(
     kubeobj.delete("KafkaConnect", "connect")
 
 
+def test_a_broker_pool_scales_up_and_a_controller_pool_is_left_with_a_warning(
+    kubeobj: Kube, operator: OperatorProcess
+) -> None:
+    before = pids(operator)
+    kubeobj.spec("KafkaNodePool", "broker", replicas=4)
+    kubeobj.spec("KafkaNodePool", "controller", replicas=2)  # would change the quorum's voters
+
+    def scaled(kafka: dict[str, Any]) -> bool:
+        pool = kubeobj.get("KafkaNodePool", "broker")["status"]
+        return is_ready(kafka) and pool.get("nodeIds") == [0, 1, 2, 4] and bool(scaling_warnings(kafka))
+
+    kafka = kubeobj.wait("Kafka", CLUSTER, scaled, "Ready with broker 4 and a scaling Warning", timeout=300)
+    assert scaling_warnings(kafka) == [
+        "Adding nodes [my-cluster-controller-5] is not supported yet: the KRaft quorum's voters are fixed when a "
+        "sparklink cluster is created. They were not started."
+    ]
+    controllers = kubeobj.get("KafkaNodePool", "controller")["status"]
+    assert (controllers["nodeIds"], controllers["replicas"]) == ([3], 1)
+    after = pids(operator)
+    assert sorted(after) == [0, 1, 2, 3, 4] and {i: after[i] for i in before} == before
+    (plain,) = kafka["status"]["listeners"]
+    assert len(plain["addresses"]) == 4
+    brokers = AdminClient(client_config(plain["bootstrapServers"])).list_topics(timeout=60).brokers
+    assert sorted(brokers) == [0, 1, 2, 4]
+
+    kubeobj.spec("KafkaNodePool", "controller", replicas=1)
+    kubeobj.wait("Kafka", CLUSTER, lambda k: is_ready(k) and not scaling_warnings(k), "the Warning gone", timeout=120)
+
+
+def scaling_warnings(kafka: dict[str, Any]) -> list[str]:
+    return [c["message"] for c in conditions(kafka, "Warning") if c["reason"] == "UnsupportedScaling"]
+
+
 def test_an_operator_killed_and_started_again_adopts_the_running_cluster(
     kubeobj: Kube, operator: OperatorProcess
 ) -> None:
@@ -322,3 +357,11 @@ def test_a_broker_in_log_recovery_fails_the_roll_unrestarted_and_a_later_reconci
     kubeobj.wait("Kafka", CLUSTER, ready_at(generation), "Ready once the recovery is over", timeout=600)
     assert pids(operator)[1] == recovering_pid  # the change was dynamic: applied with no restart
     assert broker_setting(bootstrap(kubeobj), 1, "log.cleaner.threads") == "2"
+
+
+def test_deleting_the_kafka_stops_its_nodes_and_agents(kubeobj: Kube, operator: OperatorProcess) -> None:
+    running = [pid for n in nodes(operator).values() for pid in (n["pid"], n.get("agent_pid", 0)) if pid]
+    assert len(running) == 2 * 4 + 1  # four brokers with their agents, one controller
+    kubeobj.delete("Kafka", CLUSTER)
+    wait_for(lambda: not any(process.alive(pid) for pid in running), 300, "the Kafka's nodes and agents to stop")
+    assert not state_file(operator).exists()

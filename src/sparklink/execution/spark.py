@@ -37,6 +37,8 @@ def build_session(
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
         .config("spark.sql.adaptive.enabled", "false")
+        # Connect's maps keep the last value put for a key; Spark's default would fail the batch.
+        .config("spark.sql.mapKeyDedupPolicy", "LAST_WIN")
         .config("spark.driver.memory", os.environ.get("SPARKLINK_DRIVER_MEMORY", "1g"))
         .config("spark.driver.extraJavaOptions", f"-XX:+UseG1GC -Dlog4j2.configurationFile=file:{log4j}")
     )

@@ -51,6 +51,13 @@ def build_herder(config: WorkerConfig) -> Herder:
     )
 
 
+def converter_defaults(config: WorkerConfig) -> dict[str, str]:
+    """The worker's `key.converter`, `value.converter`, `header.converter` settings and their options."""
+    extra = config.model_extra or {}
+    prefixes = ("key.converter", "value.converter", "header.converter")
+    return {k: str(v) for k, v in extra.items() if k.startswith(prefixes)}
+
+
 def cluster_id(bootstrap_servers: str) -> str:
     admin = AdminClient(client_config(bootstrap_servers))
     try:
@@ -109,6 +116,7 @@ class Runtime:
                 herder,
                 self.config.trigger_interval_ms,
                 scratch,
+                converter_defaults(self.config),
             )
         )
         herder.start()

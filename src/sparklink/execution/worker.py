@@ -17,11 +17,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from sparklink.api.connector import SinkTask, SourceTask, Task, TaskContext
 from sparklink.execution import kafka_io
 from sparklink.storage.offsets import OffsetStore
+from sparklink.transforms import errors as record_errors
+from sparklink.transforms.pipeline import Outcome, Pipeline, compile_pipeline
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -62,12 +64,15 @@ class Worker:
         events: TaskEvents,
         trigger_interval_ms: int = 1000,
         scratch_dir: Path | None = None,
+        converter_defaults: dict[str, str] | None = None,
     ) -> None:
         self.spark = spark
         self.bootstrap_servers = bootstrap_servers
         self.offsets = offsets
         self.events = events
         self.trigger = f"{trigger_interval_ms} milliseconds"
+        # The worker's key/value/header converter settings, used where a connector sets none.
+        self.converter_defaults = dict(converter_defaults or {})
         self.scratch = Path(scratch_dir or tempfile.mkdtemp(prefix="sparklink-checkpoints-"))
         self._tasks: dict[tuple[str, int], RunningTask] = {}
         self._by_query: dict[str, RunningTask] = {}
@@ -82,17 +87,38 @@ class Worker:
         self._watchdog.start()
 
     # ------------------------------------------------------------------ control
-    def start_task(self, connector: str, task_id: int, task: Task, config: dict[str, str]) -> None:
-        """Build the task's pipeline and start its query; raises if the pipeline cannot be built."""
-        with self._control:
-            self._start_task(connector, task_id, task, config)
+    def start_task(
+        self,
+        connector: str,
+        task_id: int,
+        task: Task,
+        config: dict[str, str],
+        connector_config: dict[str, str] | None = None,
+    ) -> None:
+        """Build the task's pipeline and start its query; raises if the pipeline cannot be built.
 
-    def _start_task(self, connector: str, task_id: int, task: Task, config: dict[str, str]) -> None:
+        Converters, transforms and error handling come from `connector_config` (as in Connect), else
+        from the task config."""
+        with self._control:
+            self._start_task(connector, task_id, task, config, connector_config)
+
+    def _start_task(
+        self,
+        connector: str,
+        task_id: int,
+        task: Task,
+        config: dict[str, str],
+        connector_config: dict[str, str] | None = None,
+    ) -> None:
         self._stop_task(connector, task_id)
         ctx = TaskContext(connector, task_id, dict(config), self.spark)
+        side: Literal["source", "sink"] = "source" if isinstance(task, SourceTask) else "sink"
+        pipeline = compile_pipeline(connector_config or config, self.converter_defaults, side, connector, task_id)
         self.scratch.mkdir(parents=True, exist_ok=True)
         checkpoint = Path(tempfile.mkdtemp(prefix=f"{_safe(connector)}-{task_id}-", dir=self.scratch))
         run = RunningTask(connector, task_id, task, ctx, checkpoint)
+        run.extra["pipeline"] = pipeline
+        run.extra["connector_config"] = connector_config
         if isinstance(task, SourceTask):
             ctx.resume = self.offsets.get(connector)
             query: StreamingQuery | None = self._start_source(run, task)
@@ -188,18 +214,32 @@ class Worker:
         4. let the task react (`batch_written`, e.g. MirrorMaker's offset syncs), then update metrics.
         A crash between 1 and 2 replays the batch on restart: at least once, nothing lost.
         """
+        pipeline: Pipeline = run.extra["pipeline"]
         batch.persist()
+        outcome = pipeline.run(batch)
         try:
-            count = kafka_io.write_records(batch, self.bootstrap_servers, producer)
-            if count == 0:
+            records = outcome.records
+            # Converter and transform failures tolerated by errors.tolerance=all are logged and skipped
+            # (Connect has no dead letter queue for sources); their offsets still count as done.
+            pipeline.dead_letters(outcome, self.bootstrap_servers, {})
+            count = record_errors.retrying(
+                pipeline.policy,
+                lambda: kafka_io.write_records(records, self.bootstrap_servers, producer),
+                lambda: run.stopping,
+            )
+            if count == 0 and (records is batch or batch.isEmpty()):
                 return
             self.offsets.put(run.connector, list(task.batch_offsets(batch)))
-            topics = known_topics or [r[0] for r in batch.select("topic").distinct().collect()]
+            if count == 0:
+                return
+            # Transforms may route records to other topics; without any, the task's own list holds.
+            topics = known_topics if known_topics and not pipeline.steps else _topics(records)
             self.events.topics_seen(run.connector, run.task_id, topics)
             task.batch_written(batch, batch_id, run.ctx)
             run.records += count
             run.batches += 1
         finally:
+            outcome.release()
             batch.unpersist()
 
     # ------------------------------------------------------------------ sinks
@@ -228,18 +268,31 @@ class Worker:
         2. the batch's next offsets are committed to the connector's consumer group;
         3. newly seen topics are recorded; 4. metrics.
         """
+        pipeline: Pipeline = run.extra["pipeline"]
         batch.persist()
+        outcome: Outcome | None = None
         try:
             ends = batch.groupBy("topic", "partition").agg({"offset": "max", "*": "count"}).collect()
             if not ends:
                 return
-            task.write_batch(batch, batch_id, run.ctx)
+            outcome = pipeline.run(batch)
+            # Records that failed conversion or a transform (errors.tolerance=all) go to the dead
+            # letter queue before the batch's offsets are committed.
+            dead = pipeline.dead_letters(outcome, self.bootstrap_servers, {})
+            if dead is not None:
+                kafka_io.write_records(dead, self.bootstrap_servers, task_producer_config(run.ctx.config))
+            records = outcome.records
+            record_errors.retrying(
+                pipeline.policy, lambda: task.write_batch(records, batch_id, run.ctx), lambda: run.stopping
+            )
             positions = {(r["topic"], int(r["partition"])): int(r["max(offset)"]) + 1 for r in ends}
             kafka_io.commit_offsets(self.bootstrap_servers, group, positions)
             self.events.topics_seen(run.connector, run.task_id, sorted({t for t, _ in positions}))
             run.records += sum(int(r["count(1)"]) for r in ends)
             run.batches += 1
         finally:
+            if outcome is not None:
+                outcome.release()
             batch.unpersist()
 
     # ------------------------------------------------------------------ shared
@@ -297,7 +350,8 @@ class Worker:
                     continue  # stopped or replaced meanwhile
                 log.info("task %s-%d: partitions changed to %s; restarting its query", run.connector, run.task_id, now)
                 try:
-                    self._start_task(run.connector, run.task_id, type(run.task)(), run.ctx.config)
+                    connector_config = run.extra.get("connector_config")
+                    self._start_task(run.connector, run.task_id, type(run.task)(), run.ctx.config, connector_config)
                 except Exception as exc:
                     self.events.task_failed(run.connector, run.task_id, f"re-assigning partitions failed: {exc}")
 
@@ -337,6 +391,16 @@ def _remember_error(run: RunningTask) -> Iterator[None]:
         # Spark runs regexes over the failure text of a query; a long Py4J-wrapped trace can overflow
         # the stream thread's stack and kill it before the termination event is sent.
         raise TaskBatchError(summary.splitlines()[0][:500]) from None
+
+
+def _topics(records: DataFrame) -> list[str]:
+    return [r[0] for r in records.select("topic").distinct().collect()]
+
+
+def task_producer_config(config: dict[str, str]) -> dict[str, str]:
+    """Connect's `producer.override.*` settings of a task (the DLQ producer of a sink uses them)."""
+    prefix = "producer.override."
+    return {k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)}
 
 
 def _safe(name: str) -> str:

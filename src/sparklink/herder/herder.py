@@ -478,7 +478,7 @@ class Herder:
         try:
             config = self.configs.connector_config(name) or {}
             task = self.plugins.resolve(config["connector.class"]).cls.task_class()
-            self.worker.start_task(name, task_id, task, task_config)
+            self.worker.start_task(name, task_id, task, task_config, config)
         except Exception as exc:
             log.error("task %s-%d failed to start: %s", name, task_id, exc)
             self._put_task_status(name, task_id, st.FAILED, _trace(exc))

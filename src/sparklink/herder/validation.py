@@ -7,7 +7,8 @@ are declared once here; a plugin's own ConfigDef is merged over them.
 from __future__ import annotations
 
 from sparklink.api import config as cfg
-from sparklink.herder.plugins import Plugins
+from sparklink.herder.plugins import PluginDesc, Plugins
+from sparklink.transforms import connector_config
 
 BASE = (
     cfg.ConfigDef()
@@ -60,8 +61,18 @@ SINK = BASE.merged(
 )
 
 
+# Converters, transforms, predicates and error handling (sparklink.transforms owns their keys).
+BASE = BASE.merged(connector_config.CONNECTOR_KEYS)
+SINK = SINK.merged(connector_config.SINK_KEYS)
+
+
 def base_def(connector_type: str) -> cfg.ConfigDef:
     return SINK if connector_type == "sink" else BASE
+
+
+def definition(desc: PluginDesc, config: dict[str, str]) -> cfg.ConfigDef:
+    """The plugin's keys, the base keys, and the keys the config's transforms and predicates add."""
+    return desc.cls.config_def().merged(base_def(desc.type)).merged(connector_config.enriched(config, desc.type))
 
 
 def validate(plugins: Plugins, config: dict[str, str]) -> dict[str, list[str]]:
@@ -74,13 +85,12 @@ def validate(plugins: Plugins, config: dict[str, str]) -> dict[str, list[str]]:
             "no connector plugin with this name or alias"
         )
         return errors
-    definition = desc.cls.config_def().merged(base_def(desc.type))
-    errors = definition.validate(config)
-    instance_errors = desc.cls().validate(config)
-    for key, errs in instance_errors.items():
-        for e in errs:
-            if e not in errors.setdefault(key, []):
-                errors[key].append(e)
+    errors = definition(desc, config).validate(config)
+    for more in (desc.cls().validate(config), connector_config.validate(config, desc.type)):
+        for key, errs in more.items():
+            for e in errs:
+                if e not in errors.setdefault(key, []):
+                    errors[key].append(e)
     if desc.type == "sink" and not config.get("topics", "").strip():
         errors.setdefault("topics", []).append("Must configure one of topics or topics.regex")
     return errors

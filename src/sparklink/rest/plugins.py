@@ -12,6 +12,7 @@ from sparklink.herder import validation
 from sparklink.herder.plugins import PluginDesc
 from sparklink.rest.body import as_config, json_body, parse_bool
 from sparklink.rest.deps import HerderDep
+from sparklink.transforms import catalog
 
 router = APIRouter(prefix="/connector-plugins", tags=["connector-plugins"])
 PLUGIN_TYPES = "sink, source, converter, header_converter, transformation, predicate"
@@ -19,16 +20,21 @@ PLUGIN_TYPES = "sink, source, converter, header_converter, transformation, predi
 
 @router.get("")
 def list_plugins(herder: HerderDep, request: Request) -> list[dict[str, str]]:
-    # connectorsOnly defaults to true; sparklink has no converters or transformations to add otherwise.
-    parse_bool(request.query_params.get("connectorsOnly"), default=True)
-    return [_plugin_info(d) for d in herder.plugins.all()]
+    connectors = [_plugin_info(d) for d in herder.plugins.all()]
+    if parse_bool(request.query_params.get("connectorsOnly"), default=True):
+        return connectors
+    others = [{"class": cls.class_name, "type": kind, "version": cls.version()} for cls, kind in catalog.listing()]
+    return connectors + others
 
 
 @router.get("/{plugin}/config")
 def plugin_config(herder: HerderDep, plugin: str) -> list[dict[str, Any]]:
     desc = herder.plugins.find(plugin)
     if desc is None:
-        raise NotFoundError(f"Unknown plugin {plugin}.")
+        other = catalog.find_any(plugin)
+        if other is None:
+            raise NotFoundError(f"Unknown plugin {plugin}.")
+        return [_key_info(k) for k in other.config_def().keys.values()]
     definition = desc.cls.config_def().merged(validation.base_def(desc.type))
     return [_key_info(k) for k in definition.keys.values()]
 
@@ -44,7 +50,7 @@ async def validate(herder: HerderDep, plugin: str, request: Request) -> dict[str
     if not _same_type(connector_class, plugin):
         raise BadRequestError(f"Included connector type {connector_class} does not match request type {plugin}")
     desc = herder.plugins.resolve(connector_class)
-    definition = desc.cls.config_def().merged(validation.base_def(desc.type))
+    definition = validation.definition(desc, config)
     errors = herder.validate(config)
     configs = []
     for name in dict.fromkeys([*definition.keys, *errors]):

@@ -27,7 +27,6 @@ Which = Literal["key", "value"]
 TRANSFORMATION = "TRANSFORMATION"
 KEY_CONVERTER = "KEY_CONVERTER"
 VALUE_CONVERTER = "VALUE_CONVERTER"
-HEADER_CONVERTER = "HEADER_CONVERTER"
 DATA_EXCEPTION = "org.apache.kafka.connect.errors.DataException"
 ERROR_TYPE = "struct<stage:string,class:string,exception:string,message:string>"
 NO_ERROR = f"CAST(NULL AS {ERROR_TYPE})"

@@ -14,6 +14,7 @@ demo: bootstrap
 lint: bootstrap
 	@.venv/bin/ruff check src tests bench
 	@.venv/bin/ruff format --check src tests bench
+	@.venv/bin/lint-imports --no-cache
 
 typecheck: bootstrap
 	@.venv/bin/mypy

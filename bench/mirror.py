@@ -33,11 +33,11 @@ from typing import Any
 import httpx
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+from tests.support.mirror_maker_peer import SINGLE_BROKER_TOPICS, MirrorMakerPeer
 
 from sparklink.kafka_clients import client_config
 from sparklink.platform import artifacts, ports, process
 from sparklink.platform.kafka import KafkaCluster
-from sparklink.platform.mirror_maker_peer import SINGLE_BROKER_TOPICS, MirrorMakerPeer
 
 RESULTS = Path(__file__).parent / "results"
 TOPIC = "bench-src"
@@ -283,7 +283,7 @@ def profile_sparklink(
     from pyspark.sql.classic.dataframe import DataFrame
 
     from sparklink.connectors.mirror import source as mirror_source
-    from sparklink.runtime import Runtime
+    from sparklink.runtime import start_worker
     from sparklink.worker_config import WorkerConfig
 
     phases: dict[str, float] = {}
@@ -324,10 +324,9 @@ def profile_sparklink(
             "sparklink.state.dir": str(work / "state"),
         }
     )
-    runtime = Runtime(config).start()
+    runtime = start_worker(config)
     progress: dict[str, int] = {}
     try:
-        assert runtime.herder is not None and runtime.herder.worker is not None
         t0 = time.monotonic()
         runtime.herder.create_connector(
             "profile",
@@ -349,14 +348,12 @@ def profile_sparklink(
             time.sleep(0.25)
         elapsed = time.monotonic() - t0
         time.sleep(2)  # let the last batches record offsets and syncs
-        for run in list(runtime.herder.worker._tasks.values()):
+        for run in runtime.worker.tasks.runs():
             for entry in run.query.recentProgress if run.query else []:
                 for key, ms in json.loads(entry.json).get("durationMs", {}).items():
                     progress[key] = progress.get(key, 0) + int(ms)
     finally:
-        runtime.stop()
-        if runtime.spark is not None:
-            runtime.spark.stop()
+        runtime.stop()  # stops the SparkSession it created
         for owner, attr, original in originals:
             setattr(owner, attr, original)
     return {"elapsed_s": elapsed, "task_seconds": phases, "spark_trigger_ms": progress}

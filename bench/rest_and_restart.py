@@ -51,6 +51,7 @@ import httpx
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from rich.console import Console
 from rich.table import Table
+from tests.support.connect_peer import ConnectPeer
 
 from bench import connect_datagen
 from bench.rest_load import Request, percentile, run_load
@@ -58,7 +59,6 @@ from bench.restart_probe import measure_restarts, wait_running
 from sparklink import __version__ as sparklink_version
 from sparklink.kafka_clients import client_config
 from sparklink.platform import artifacts, ports, process
-from sparklink.platform.connect_peer import ConnectPeer
 from sparklink.platform.kafka import KafkaCluster
 
 console = Console(width=None if sys.stdout.isatty() else 120)

@@ -43,7 +43,7 @@ def one_run(workdir: Path) -> dict[str, float]:
         probe = subprocess.run([sys.executable, "-c", SPARK_PROBE], capture_output=True, text=True, check=True)
         out["spark_session_start_s"] = float(probe.stdout.strip().splitlines()[-1])
 
-        from sparklink.runtime import Runtime
+        from sparklink.runtime import start_worker
         from sparklink.worker_config import WorkerConfig
 
         config = WorkerConfig.model_validate(
@@ -57,7 +57,7 @@ def one_run(workdir: Path) -> dict[str, float]:
             }
         )
         t = time.monotonic()
-        runtime = Runtime(config).start()
+        runtime = start_worker(config)
         out["worker_start_s"] = time.monotonic() - t
         try:
             consumer = Consumer(

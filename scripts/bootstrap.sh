@@ -2,7 +2,10 @@
 # Idempotent set-up for sparklink, run by `make demo` and `make test`:
 #   1. a virtualenv in .venv with the pinned Python dependencies and sparklink itself (editable);
 #   2. the JVM jars from Maven Central into .cache/jars/<set>, one set per pom under jvm/;
-#   3. Debian's PostgreSQL server (initdb, postgres), which the JDBC connector tests start on loopback.
+#   3. the MirrorMaker timestamp interceptor jar (jvm/interceptor, compiled with javac) in .cache/jars/interceptor;
+#   4. Debian's PostgreSQL server (initdb, postgres), which the JDBC connector tests start on loopback;
+#   5. etcd, kube-apiserver and kube-controller-manager, built from the Go module proxy into .cache/kube/bin
+#      (scripts/kube-binaries.sh; ~13 minutes cold, seconds after): the local Kubernetes API server.
 # Each step is skipped when a stamp holding the hash of its inputs matches, so a second run takes
 # seconds and downloads nothing. Delete .venv or .cache to force a rebuild.
 set -euo pipefail
@@ -68,6 +71,26 @@ for set in kafka spark-kafka agents jdbc; do
   echo "$h" > $stamps/jars-$set
 done
 
+# The producer interceptor that keeps record timestamps for MirrorMaker tasks, compiled against the
+# kafka-clients jar Spark's Kafka connector uses; the worker's SparkSession loads it from here.
+clients_jar=$(ls .cache/jars/spark-kafka/kafka-clients-*.jar | head -1)
+h=$(fingerprint jvm/interceptor/*.java <(basename "$clients_jar"))
+dest=.cache/jars/interceptor
+if [[ -f "$dest/sparklink-mirror-interceptor.jar" && "$(cat $stamps/interceptor 2>/dev/null)" == "$h" ]]; then
+  say "interceptor jar up to date ($dest)"
+else
+  need javac "install OpenJDK 17, the JDK (apt-get install openjdk-17-jdk-headless)"
+  need jar "install OpenJDK 17, the JDK (apt-get install openjdk-17-jdk-headless)"
+  say "compiling the MirrorMaker timestamp interceptor into $dest"
+  work=$(mktemp -d)
+  javac --release 17 -cp "$clients_jar" -d "$work/classes" jvm/interceptor/*.java
+  mkdir -p "$dest"
+  jar --create --file "$dest/sparklink-mirror-interceptor.jar.tmp" -C "$work/classes" .
+  mv "$dest/sparklink-mirror-interceptor.jar.tmp" "$dest/sparklink-mirror-interceptor.jar"
+  rm -rf "$work"
+  echo "$h" > $stamps/interceptor
+fi
+
 # The JDBC connector tests run a throwaway PostgreSQL server from Debian's package (as root: apt-get).
 if compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null; then
   say "postgresql up to date ($(ls -d /usr/lib/postgresql/*/ | head -1))"
@@ -81,4 +104,12 @@ else
     echo "bootstrap: could not install postgresql (full log: $log)." >&2
     exit 1
   fi
+fi
+
+# The local Kubernetes API server (`sparklink k8s start`, the operator tests). SPARKLINK_SKIP_KUBE=1 skips
+# the Go builds for a machine that only runs connectors (those tests then fail saying what to do).
+if [[ "${SPARKLINK_SKIP_KUBE:-}" == 1 ]]; then
+  say "skipping the Kubernetes binaries (SPARKLINK_SKIP_KUBE=1)"
+else
+  bash scripts/kube-binaries.sh
 fi

@@ -4,8 +4,6 @@ process, and a factory for in-process workers, each on its own internal topics."
 from __future__ import annotations
 
 import logging
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -13,32 +11,27 @@ from typing import Any
 import pytest
 
 from sparklink.platform.kafka import KafkaCluster
-from sparklink.runtime import Runtime
+from sparklink.runtime import Runtime, start_worker
 from sparklink.worker_config import WorkerConfig
 from tests.helpers import unique
+from tests.support.kafka import kafka_cluster
 
 logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
 @pytest.fixture(scope="session")
 def kafka() -> Iterator[KafkaCluster]:
-    state = Path(tempfile.mkdtemp(prefix="sparklink-test-kafka-"))
-    cluster = KafkaCluster.create(state / "cluster", brokers=1)
-    try:
-        cluster.start()
+    with kafka_cluster("sparklink-test-kafka-") as cluster:
         yield cluster
-    finally:
-        cluster.destroy()
-        shutil.rmtree(state, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    from sparklink.execution.spark import build_session
+    from sparklink.execution.spark import build_session, stop_session
 
     session = build_session("local[2]", "sparklink-tests")
     yield session
-    session.stop()
+    stop_session(session)
 
 
 WorkerFactory = Callable[..., Runtime]
@@ -73,7 +66,7 @@ def worker_factory(kafka: KafkaCluster, spark: Any, tmp_path: Path) -> Iterator[
     def start(group: str | None = None, **overrides: Any) -> Runtime:
         group = group or unique("group")
         props = worker_props(kafka, group, tmp_path / group, **overrides)
-        runtime = Runtime(WorkerConfig.model_validate(props), spark=spark).start()
+        runtime = start_worker(WorkerConfig.model_validate(props), spark=spark)
         started.append(runtime)
         return runtime
 
@@ -92,10 +85,16 @@ def module_worker(kafka: KafkaCluster, spark: Any, tmp_path_factory: pytest.Temp
     """One worker shared by a module's tests (each test uses its own connector names)."""
     group = unique("module")
     props = worker_props(kafka, group, tmp_path_factory.mktemp(group))
-    runtime = Runtime(WorkerConfig.model_validate(props), spark=spark).start()
+    runtime = start_worker(WorkerConfig.model_validate(props), spark=spark)
     yield runtime
     runtime.stop()
 
 
 # MirrorMaker 2 tests: a second (target) cluster, shared by their modules.
 pytest_plugins = ["tests.it.mirror_fixtures"]
+
+# Tests on a real Kubernetes API server (etcd + kube-apiserver + kube-controller-manager).
+pytest_plugins.append("tests.kube_fixtures")
+
+# The operator's end-to-end tests: CRDs, a namespace per module, `sparklink operator run` as a subprocess.
+pytest_plugins.append("tests.it.operator_fixtures")

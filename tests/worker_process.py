@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +29,7 @@ class WorkerProcess:
     def log(self) -> Path:
         return self.state_dir / "worker.log"
 
-    def start(self, timeout: float = 120.0) -> WorkerProcess:
+    def start(self, timeout: float = 300.0) -> WorkerProcess:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         properties = self.state_dir / "worker.properties"
         properties.write_text("".join(f"{k}={v}\n" for k, v in self.props.items()))
@@ -43,6 +46,32 @@ class WorkerProcess:
 
         wait_for(healthy, timeout, "the worker process to become healthy", interval=0.5)
         return self
+
+    def children(self) -> list[int]:
+        """Pids whose parent is the worker (its Spark JVM)."""
+        out = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    stat = (entry / "stat").read_text()
+                except OSError:
+                    continue
+                if int(stat.rsplit(")", 1)[1].split()[1]) == self.pid:
+                    out.append(int(entry.name))
+        return out
+
+    def terminate(self, grace: float) -> int | None:
+        """SIGTERM the worker's process group, as a service manager or Ctrl-C does; its exit code,
+        or None if it is still running after `grace` seconds."""
+        os.killpg(self.pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            done, status = os.waitpid(self.pid, os.WNOHANG)
+            if done:
+                self.pid = 0
+                return os.waitstatus_to_exitcode(status)
+            time.sleep(0.2)
+        return None
 
     def kill(self) -> None:
         """SIGKILL the worker and its Spark JVM (same process group), as a crash would."""

@@ -1,28 +1,33 @@
-"""Assembles a worker: Kafka-backed stores, the SparkSession, the task worker, the herder and REST server.
+"""Assembles a worker: Kafka-backed stores, the SparkSession, the worker, the herder and the REST server.
 
-Callers: `sparklink worker` (runs until a signal) and the test fixtures (in-process, sharing one
-SparkSession). `Runtime.start()` returns once the REST API answers.
+Callers: `sparklink worker`, `sparklink mirror-maker` and the demo (run until a signal), the test
+fixtures (in-process, sharing one SparkSession) and the benchmarks. `start_worker` returns a
+`Runtime` whose parts all exist; the REST server comes up first so `/health` can say "starting"
+while Spark and the stores load.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import uvicorn
 from confluent_kafka.admin import AdminClient
+from fastapi import FastAPI
 
+from sparklink.api.clients import client_config
+from sparklink.execution.tasks import TaskQueries
 from sparklink.execution.worker import Worker
-from sparklink.herder.herder import Herder
-from sparklink.kafka_clients import client_config
+from sparklink.herder.herder import StandaloneHerder, Stores
 from sparklink.platform import ports
-from sparklink.rest.app import create_app
+from sparklink.plugins import Plugins
+from sparklink.rest import app as rest_app
 from sparklink.storage.backend import KafkaBackend
 from sparklink.storage.config import ConfigStore
+from sparklink.storage.group_offsets import KafkaGroupOffsetStore
 from sparklink.storage.kafka_log import KafkaLog
 from sparklink.storage.offsets import OffsetStore
 from sparklink.storage.status import StatusStore
@@ -34,20 +39,18 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def build_herder(config: WorkerConfig) -> Herder:
-    """A herder on Kafka-backed stores, without a worker yet (attach one before `start()`)."""
+def kafka_stores(config: WorkerConfig) -> Stores:
+    """The four stores on the worker group's internal topics (not started)."""
     bs = config.bootstrap_servers
 
     def backend(topic: str, partitions: int, rf: int) -> KafkaBackend:
         return KafkaBackend(KafkaLog(bs, topic, partitions, rf, client_id=config.group_id))
 
-    return Herder(
-        config,
-        ConfigStore(backend(config.config_topic, 1, config.config_replication)),
-        StatusStore(backend(config.status_topic, config.status_partitions, config.status_replication)),
-        OffsetStore(backend(config.offset_topic, config.offset_partitions, config.offset_replication)),
-        worker=None,
-        cluster_id=cluster_id(bs),
+    return Stores(
+        configs=ConfigStore(backend(config.config_topic, 1, config.config_replication)),
+        statuses=StatusStore(backend(config.status_topic, config.status_partitions, config.status_replication)),
+        offsets=OffsetStore(backend(config.offset_topic, config.offset_partitions, config.offset_replication)),
+        group_offsets=KafkaGroupOffsetStore(bs),
     )
 
 
@@ -67,75 +70,102 @@ def cluster_id(bootstrap_servers: str) -> str:
         return ""
 
 
-@dataclass
-class Runtime:
-    config: WorkerConfig
-    spark: SparkSession | None = None
-    herder: Herder | None = None
-    server: uvicorn.Server | None = None
-    _thread: threading.Thread | None = field(default=None, repr=False)
+class RestServer:
+    """The Connect REST API served by uvicorn on a thread of this process."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.app: FastAPI = rest_app.create_app()
+        config = uvicorn.Config(self.app, host=host, port=port, log_level="warning", access_log=False, lifespan="off")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name="rest", daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://{self.config.rest_host}:{self.config.rest_port}"
+        return f"http://{self.host}:{self.port}"
 
-    def start(self, timeout: float = 120.0) -> Runtime:
-        from sparklink.execution.spark import build_session
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
 
-        if self.config.rest_port == 0:
-            self.config = self.config.with_overrides(rest_port=ports.free_port())
-        herder = build_herder(self.config)
-        self.herder = herder
-        # The REST server comes up first so /health can say "starting" while Spark and the stores load.
-        app = create_app(herder)
-        self.server = uvicorn.Server(
-            uvicorn.Config(
-                app,
-                host=self.config.rest_host,
-                port=self.config.rest_port,
-                log_level="warning",
-                access_log=False,
-                lifespan="off",
-            )
-        )
-        self._thread = threading.Thread(target=self.server.run, name="rest", daemon=True)
+    def start(self, timeout: float) -> None:
         self._thread.start()
         ports.wait_until(
-            lambda: ports.port_open(self.config.rest_port, self.config.rest_host),
-            timeout,
-            what=f"the REST server on port {self.config.rest_port}",
+            lambda: ports.port_open(self.port, self.host), timeout, what=f"the REST server on port {self.port}"
         )
-        if self.spark is None:
-            self.spark = build_session(self.config.spark_master)
-        scratch = Path(self.config.state_dir) / "checkpoints" if self.config.state_dir else None
-        herder.attach_worker(
-            Worker(
-                self.spark,
-                self.config.bootstrap_servers,
-                herder.offsets,
-                herder,
-                self.config.trigger_interval_ms,
-                scratch,
-                converter_defaults(self.config),
-            )
-        )
-        herder.start()
-        log.info("worker %s ready at %s", herder.worker_id, self.url)
-        return self
 
     def stop(self) -> None:
-        """Stop every task query, flush the stores and shut the REST server down. Idempotent."""
-        if self.herder is not None:
-            herder, self.herder = self.herder, None
-            herder.stop()
-        if self.server is not None:
-            self.server.should_exit = True
-        if self._thread is not None:
+        self._server.should_exit = True
+        if self._thread.is_alive():
             self._thread.join(timeout=15)
 
-    def run_forever(self) -> None:
+
+@dataclass(frozen=True)
+class Runtime:
+    """A started worker; every part exists."""
+
+    config: WorkerConfig
+    spark: SparkSession
+    stores: Stores
+    worker: Worker
+    herder: StandaloneHerder
+    rest: RestServer
+    owns_spark: bool
+
+    @property
+    def url(self) -> str:
+        return self.rest.url
+
+    def stop(self) -> None:
+        """Stop every task query and connector, flush the stores, shut the REST server down. Idempotent."""
+        from sparklink.execution.spark import stop_session
+
+        self.herder.stop()
+        self.rest.stop()
+        if self.owns_spark:
+            stop_session(self.spark)
+
+    def run_until(self, stop: threading.Event) -> None:
+        """Serve until `stop` is set (a signal) or the REST server dies, then stop cleanly."""
         try:
-            while self._thread is not None and self._thread.is_alive():
-                time.sleep(0.5)
+            while self.rest.alive and not stop.wait(0.5):
+                pass
         finally:
             self.stop()
+
+
+def start_worker(config: WorkerConfig, spark: SparkSession | None = None, timeout: float = 120.0) -> Runtime:
+    """Serve REST, build Spark and the stores, start the herder; returns once every connector is started."""
+    from sparklink.execution.spark import build_session, stop_session
+
+    if config.rest_port == 0:
+        config = config.with_overrides(rest_port=ports.free_port())
+    rest = RestServer(config.rest_host, config.rest_port)
+    rest.start(timeout)
+    owns_spark, session = spark is None, spark
+    try:
+        session = spark if spark is not None else build_session(config.spark_master)
+        stores = kafka_stores(config)
+        plugins = Plugins()
+        scratch = Path(config.state_dir) / "checkpoints" if config.state_dir else None
+        queries = TaskQueries(
+            session,
+            config.bootstrap_servers,
+            stores.offsets,
+            stores.group_offsets,
+            config.trigger_interval_ms,
+            scratch,
+            converter_defaults(config),
+        )
+        worker = Worker(plugins, queries)
+        herder = StandaloneHerder(config, stores, worker, plugins, cluster_id(config.bootstrap_servers))
+        rest_app.attach(rest.app, herder)
+        herder.start()
+    except BaseException:
+        # Nothing half-started stays behind: the REST server, and the Spark JVM if we launched it.
+        rest.stop()
+        if owns_spark and session is not None:
+            stop_session(session)
+        raise
+    log.info("worker %s ready at %s", herder.worker_id, rest.url)
+    return Runtime(config, session, stores, worker, herder, rest, owns_spark)

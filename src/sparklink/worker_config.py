@@ -9,6 +9,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sparklink.api.config import read_properties
+
+__all__ = ["WorkerConfig", "read_properties"]
+
 
 class WorkerConfig(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="allow", frozen=True)
@@ -32,6 +36,8 @@ class WorkerConfig(BaseModel):
     spark_master: str = Field("local[*]", alias="spark.master")
     trigger_interval_ms: int = Field(1000, alias="task.trigger.interval.ms")
     state_dir: str | None = Field(None, alias="sparklink.state.dir")
+    # Every task is a Spark streaming query in this process: bound what one request can ask for.
+    tasks_max_limit: int = Field(256, alias="sparklink.tasks.max.limit", ge=1)
 
     @property
     def worker_id(self) -> str:
@@ -48,18 +54,3 @@ class WorkerConfig(BaseModel):
 
     def with_overrides(self, **values: object) -> WorkerConfig:
         return self.model_copy(update=values)
-
-
-def read_properties(path: Path) -> dict[str, str]:
-    """Java-properties-style `key=value` lines; `#` and `!` comments; `key: value` too."""
-    out: dict[str, str] = {}
-    for raw in Path(path).read_text().splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#!":
-            continue
-        sep = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
-        if sep < 0:
-            out[line] = ""
-        else:
-            out[line[:sep].strip()] = line[sep + 1 :].strip()
-    return out

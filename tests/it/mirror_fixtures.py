@@ -6,10 +6,7 @@ mirror test module. The shared `kafka` cluster is the source; `target_kafka` is 
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
@@ -17,18 +14,13 @@ from confluent_kafka import Consumer, TopicPartition
 from sparklink.connectors.mirror import formats
 from sparklink.platform.kafka import KafkaCluster
 from tests.helpers import read_topic
+from tests.support.kafka import kafka_cluster
 
 
 @pytest.fixture(scope="session")
 def target_kafka() -> Iterator[KafkaCluster]:
-    state = Path(tempfile.mkdtemp(prefix="sparklink-test-kafka-target-"))
-    cluster = KafkaCluster.create(state / "cluster", brokers=1, heap="384m")
-    try:
-        cluster.start()
+    with kafka_cluster("sparklink-test-kafka-target-", heap="384m") as cluster:
         yield cluster
-    finally:
-        cluster.destroy()
-        shutil.rmtree(state, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------- helpers

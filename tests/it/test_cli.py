@@ -28,14 +28,14 @@ def test_cli_drives_a_connector_through_its_lifecycle(module_worker: Runtime, tm
     code, out = cli(module_worker, "list")
     assert code == 0 and name in out and "RUNNING" in out
     assert cli(module_worker, "restart", name, "--include-tasks")[1].startswith(f"restarting {name}: connector, task 0")
-    assert cli(module_worker, "stop", name)[0] == 0
+    assert cli(module_worker, "stop", name) == (0, f"stopped {name}\n")
     alter = tmp_path / "o.json"
     alter.write_text(json.dumps({"offsets": [{"partition": {"task": 0}, "offset": {"position": 42}}]}))
     code, out = cli(module_worker, "offsets", name, "--alter", str(alter))
     assert code == 0 and "altered successfully" in out
     code, out = cli(module_worker, "offsets", name)
     assert code == 0 and '{"position": 42}' in out
-    assert cli(module_worker, "resume", name)[0] == 0
+    assert cli(module_worker, "resume", name) == (0, f"resuming {name}\n")
     assert cli(module_worker, "delete", name) == (0, f"deleted {name}\n")
 
 
@@ -51,4 +51,5 @@ def test_help_teaches() -> None:
     assert result.exit_code == 0
     for command in ("worker", "demo", "kafka", "connectors"):
         assert command in result.output
-    assert "offsets" in runner.invoke(app, ["connectors", "--help"]).output
+    sub = runner.invoke(app, ["connectors", "--help"])
+    assert sub.exit_code == 0 and "offsets" in sub.output

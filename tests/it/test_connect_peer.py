@@ -8,9 +8,9 @@ import httpx
 import pytest
 
 from sparklink.platform import process
-from sparklink.platform.connect_peer import ConnectPeer
 from sparklink.platform.kafka import KafkaCluster
 from tests.helpers import unique
+from tests.support.connect_peer import ConnectPeer
 
 pytestmark = pytest.mark.kafka
 

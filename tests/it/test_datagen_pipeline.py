@@ -6,7 +6,9 @@ import json
 
 import httpx
 
+from sparklink import __version__
 from sparklink.platform.kafka import KafkaCluster
+from sparklink.runtime import Runtime
 from tests.conftest import WorkerFactory
 from tests.helpers import read_topic, status, task_states, unique, wait_for
 
@@ -21,7 +23,7 @@ def test_datagen_connector_writes_the_expected_records(kafka: KafkaCluster, work
     body = {"name": "gen", "config": datagen(topic, **{"total.records": "300", "tasks.max": "2"})}
     response = httpx.post(f"{worker.url}/connectors", json=body, timeout=60)
     assert response.status_code == 201
-    assert response.headers["location"] == "/connectors/gen"
+    assert response.headers["location"] == f"{worker.url}/connectors/gen"
     info = response.json()
     assert info["name"] == "gen" and info["type"] == "source"
     assert info["config"]["name"] == "gen"
@@ -33,7 +35,7 @@ def test_datagen_connector_writes_the_expected_records(kafka: KafkaCluster, work
     assert seen == {(t, s) for t in (0, 1) for s in range(150)}
     assert {r.key().decode() for r in records} == {f"{t}-{s}" for t, s in seen}
     state = status(worker.url, "gen")
-    assert state["connector"] == {"state": "RUNNING", "worker_id": worker.herder.worker_id}  # type: ignore[union-attr]
+    assert state["connector"] == {"state": "RUNNING", "worker_id": worker.herder.worker_id, "version": __version__}
     assert httpx.get(f"{worker.url}/connectors", timeout=10).json() == ["gen"]
     assert httpx.get(f"{worker.url}/connectors/gen/config", timeout=10).json()["topic"] == topic
     tasks = httpx.get(f"{worker.url}/connectors/gen/tasks", timeout=10).json()
@@ -60,12 +62,10 @@ def test_a_failing_task_is_failed_with_its_trace_while_siblings_run(worker_facto
     task_status = httpx.get(f"{worker.url}/connectors/f/tasks/1/status", timeout=10).json()
     assert task_status["state"] == "FAILED" and "fail.after.records" in task_status["trace"]
     # The siblings keep producing after the failure.
-    positions = {p["task"]: o["position"] for p, o in worker.herder.offsets.get("f")}  # type: ignore[union-attr]
+    positions = {p["task"]: o["position"] for p, o in worker.stores.offsets.get("f")}
     wait_for(
         lambda: all(
-            o["position"] > positions.get(p["task"], 0)
-            for p, o in worker.herder.offsets.get("f")  # type: ignore[union-attr]
-            if p["task"] != 1
+            o["position"] > positions.get(p["task"], 0) for p, o in worker.stores.offsets.get("f") if p["task"] != 1
         ),
         60,
         "tasks 0 and 2 to keep advancing",
@@ -97,8 +97,8 @@ def test_restarted_worker_lists_and_resumes_its_connectors(kafka: KafkaCluster, 
     assert wait_for(lambda: _position(second) == 400, 30, "the final offset")
 
 
-def _position(worker: object) -> int:
-    offsets = worker.herder.offsets.get("r")  # type: ignore[attr-defined]
+def _position(worker: Runtime) -> int:
+    offsets = worker.stores.offsets.get("r")
     return int(offsets[0][1]["position"]) if offsets else 0
 
 

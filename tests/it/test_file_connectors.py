@@ -19,7 +19,7 @@ def _create(worker: Runtime, name: str, config: dict[str, str]) -> None:
 
 
 def _stored_position(worker: Runtime, name: str) -> int:
-    offsets = worker.herder.offsets.get(name)  # type: ignore[union-attr]
+    offsets = worker.stores.offsets.get(name)
     return int(offsets[0][1]["position"]) if offsets else -1
 
 
@@ -52,7 +52,7 @@ def test_lines_flow_from_file_to_topic_to_file_in_order(worker_factory: WorkerFa
     assert wait_for(lambda: _stored_position(worker, "src") == source_file.stat().st_size, 30, "the final position")
     records = read_topic(worker.config.bootstrap_servers, topic, 300)
     assert all(r.key() is None for r in records)
-    assert worker.herder.offsets.get("src") == [  # type: ignore[union-attr]
+    assert worker.stores.offsets.get("src") == [
         ({"filename": str(source_file)}, {"position": source_file.stat().st_size})
     ]
 

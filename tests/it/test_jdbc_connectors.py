@@ -113,7 +113,7 @@ def test_jdbc_source_picks_up_rows_inserted_later(
         (5, "plum", 1.1),
     ]
     assert all(r.key() is None for r in records)
-    offsets = worker.herder.offsets  # type: ignore[union-attr]
+    offsets = worker.stores.offsets
     wait_for(lambda: offsets.get("by-id") == [({"table": table}, {"incrementing": 5})], 30, "the stored id offset")
 
     # Timestamp mode: every row once, and the offset is the last timestamp in Confluent's form.

@@ -37,7 +37,7 @@ def connector_state(worker: Runtime, name: str) -> str:
 
 
 def position(worker: Runtime, name: str) -> int:
-    return sum(int(o["position"]) for _, o in worker.herder.offsets.get(name))  # type: ignore[union-attr]
+    return sum(int(o["position"]) for _, o in worker.stores.offsets.get(name))
 
 
 def test_pause_stop_resume_are_idempotent_and_act_on_the_queries(module_worker: Runtime) -> None:
@@ -47,7 +47,7 @@ def test_pause_stop_resume_are_idempotent_and_act_on_the_queries(module_worker: 
     for _ in range(2):
         assert put(w, name, "pause").status_code == 202
     assert connector_state(w, name) == "PAUSED" and task_states(w.url, name) == ["PAUSED", "PAUSED"]
-    assert not any(w.herder.worker.running(name, i) for i in range(2))  # type: ignore[union-attr]
+    assert not any(w.worker.running(name, i) for i in range(2))
     paused_at = position(w, name)
 
     for _ in range(2):
@@ -88,7 +88,7 @@ def test_initial_state_paused_and_stopped_start_without_tasks(module_worker: Run
     assert httpx.get(f"{w.url}/connectors/{paused}/tasks", timeout=10).json() == []
     stopped = create(w, initial_state="stopped")  # case-insensitive, like Connect
     assert connector_state(w, stopped) == "STOPPED" and status(w.url, stopped)["tasks"] == []
-    assert w.herder.configs.target_state(stopped) == "STOPPED"  # type: ignore[union-attr]
+    assert w.stores.configs.target_state(stopped) == "STOPPED"
 
     assert put(w, paused, "resume").status_code == 202
     assert put(w, stopped, "resume").status_code == 202
@@ -140,7 +140,7 @@ def test_put_config_creates_then_updates(module_worker: Runtime) -> None:
     name = unique("put")
     config = {"connector.class": "datagen", "topic": unique("put"), "records.per.second": "10"}
     created = httpx.put(f"{w.url}/connectors/{name}/config", json=config, timeout=60)
-    assert created.status_code == 201 and created.headers["location"] == f"/connectors/{name}"
+    assert created.status_code == 201 and created.headers["location"] == f"{w.url}/connectors/{name}"
     updated = httpx.put(f"{w.url}/connectors/{name}/config", json={**config, "tasks.max": "2"}, timeout=60)
     assert updated.status_code == 200 and len(updated.json()["tasks"]) == 2
     mismatch = httpx.put(f"{w.url}/connectors/{name}/config", json={**config, "name": "other"}, timeout=10)

@@ -19,10 +19,10 @@ import pytest
 from sparklink.connectors.mirror import formats
 from sparklink.platform import artifacts
 from sparklink.platform.kafka import KafkaCluster
-from sparklink.platform.mirror_maker_peer import SINGLE_BROKER_TOPICS, MirrorMakerPeer
 from tests.conftest import WorkerFactory
 from tests.helpers import read_topic, topic_size, unique, wait_for
 from tests.it.mirror_fixtures import checkpoints, commit, create_topic, mirror_config, produce
+from tests.support.mirror_maker_peer import SINGLE_BROKER_TOPICS, MirrorMakerPeer
 
 MIRROR = "org.apache.kafka.connect.mirror."
 JAVA_SOURCE = Path(__file__).parents[1] / "interop" / "TranslateOffsets.java"

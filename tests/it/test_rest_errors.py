@@ -51,8 +51,9 @@ def test_bad_requests_get_connect_errors_and_leave_running_connectors_alone(work
         ),
         400,
     )
-    assert message.startswith("Connector configuration is invalid and contains the following 2 error(s):")
+    assert message.startswith("Connector configuration is invalid and contains the following 3 error(s):")
     assert "Invalid value fast for configuration records.per.second" in message
+    assert "Invalid value null for configuration records.per.second: Value must be non-null" in message
     assert "Invalid value 0 for configuration tasks.max: Value must be at least 1" in message
     assert message.endswith(
         "You can also find the above list of errors at the endpoint "
@@ -94,11 +95,11 @@ def test_root_and_health(worker_factory: WorkerFactory) -> None:
     worker = worker_factory()
     root = httpx.get(f"{worker.url}/", timeout=10).json()
     assert set(root) == {"version", "commit", "kafka_cluster_id"}
-    assert root["kafka_cluster_id"] and root["kafka_cluster_id"] == worker.herder.cluster_id  # type: ignore[union-attr]
+    assert root["kafka_cluster_id"] and root["kafka_cluster_id"] == worker.herder.cluster_id
     health = httpx.get(f"{worker.url}/health", timeout=10)
     assert health.status_code == 200 and health.json()["status"] == "healthy"
 
 
 def _position(worker: Runtime) -> int:
-    offsets = worker.herder.offsets.get("steady")  # type: ignore[union-attr]
+    offsets = worker.stores.offsets.get("steady")
     return int(offsets[0][1]["position"]) if offsets else 0

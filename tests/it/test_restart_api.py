@@ -99,7 +99,7 @@ def test_running_connector_restart_only_failed_is_a_noop(module_worker: Runtime,
     response = restart(module_worker, name, **params)
     assert response.status_code == 202
     assert restarting(response.json()) == (False, [])
-    assert module_worker.herder.configs.pending_restart(name) is None  # type: ignore[union-attr]
+    assert module_worker.stores.configs.pending_restart(name) is None
     assert starts(name, 2) == (1, [1, 1])
 
 

@@ -54,7 +54,7 @@ def test_active_topics_are_tracked_reset_and_cleared(kafka: KafkaCluster, worker
 def test_topic_tracking_disabled(kafka: KafkaCluster, worker_factory: WorkerFactory) -> None:
     worker = worker_factory(**{"topic.tracking.enable": "false"})
     name = create(worker, unique("untracked"))
-    wait_for(lambda: worker.herder.offsets.get(name), 60, "records written")  # type: ignore[union-attr]
+    wait_for(lambda: worker.stores.offsets.get(name), 60, "records written")
     for response in (
         httpx.get(f"{worker.url}/connectors/{name}/topics", timeout=10),
         httpx.put(f"{worker.url}/connectors/{name}/topics/reset", timeout=10),

@@ -6,7 +6,7 @@ import pytest
 
 from sparklink.api import config as cfg
 from sparklink.herder import validation
-from sparklink.herder.plugins import Plugins
+from sparklink.plugins import Plugins
 
 DEF = (
     cfg.ConfigDef()
@@ -43,6 +43,6 @@ def test_plugins_resolve_aliases_class_names_and_dotted_paths() -> None:
 
 
 def test_connector_validation_merges_base_and_plugin_keys() -> None:
-    errors = validation.validate(Plugins(), {"name": "", "connector.class": "datagen", "tasks.max": "x"})
+    errors = validation.validate(Plugins(), {"name": "", "connector.class": "datagen", "tasks.max": "x"}, 256)
     assert errors["name"] and errors["tasks.max"] and errors["topic"]
     assert not errors["records.per.second"]

@@ -20,5 +20,5 @@ def test_api_imports_without_spark_fastapi_or_runtime() -> None:
 
 
 def test_listing_plugins_does_not_start_or_import_spark() -> None:
-    modules = imported_after("from sparklink.herder.plugins import Plugins\nPlugins().all()")
+    modules = imported_after("from sparklink.plugins import Plugins\nPlugins().all()")
     assert "pyspark" not in modules

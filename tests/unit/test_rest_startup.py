@@ -6,26 +6,12 @@ import asyncio
 
 import httpx
 
-from sparklink.herder.herder import Herder
 from sparklink.rest.app import create_app
-from sparklink.storage.backend import MemoryBackend
-from sparklink.storage.config import ConfigStore
-from sparklink.storage.offsets import OffsetStore
-from sparklink.storage.status import StatusStore
-from sparklink.worker_config import WorkerConfig
 
 
 def test_writes_are_refused_until_the_worker_is_ready() -> None:
-    herder = Herder(
-        WorkerConfig(),
-        ConfigStore(MemoryBackend()),
-        StatusStore(MemoryBackend()),
-        OffsetStore(MemoryBackend()),
-        worker=None,
-    )
-
     async def calls() -> tuple[httpx.Response, httpx.Response, httpx.Response]:
-        transport = httpx.ASGITransport(app=create_app(herder))
+        transport = httpx.ASGITransport(app=create_app())
         async with httpx.AsyncClient(transport=transport, base_url="http://worker") as client:
             body = {"name": "x", "config": {"connector.class": "datagen", "topic": "t"}}
             return (

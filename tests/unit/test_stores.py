@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 
+from sparklink.api.states import State, TargetState
 from sparklink.storage.backend import MemoryBackend
-from sparklink.storage.config import PAUSED, STARTED, STOPPED, ConfigStore, RestartRequest
+from sparklink.storage.config import ConfigStore, RestartRequest
 from sparklink.storage.offsets import OffsetStore
-from sparklink.storage.status import FAILED, RUNNING, Status, StatusStore
+from sparklink.storage.status import Status, StatusStore
+
+PAUSED, STARTED, STOPPED = TargetState.PAUSED, TargetState.STARTED, TargetState.STOPPED
+FAILED, RUNNING = State.FAILED, State.RUNNING
 
 
 def records(backend: MemoryBackend) -> list[tuple[str, object]]:
@@ -67,12 +71,20 @@ def test_status_store_formats_and_topic_records() -> None:
     backend = MemoryBackend()
     store = StatusStore(backend)
     store.start()
-    store.put_connector("c", Status(RUNNING, "h:8083", None, 3))
+    store.put_connector("c", Status(RUNNING, "h:8083", None, 3, "1.2.3"))
     store.put_task("c", 0, Status(FAILED, "h:8083", "boom", 3))
     store.put_topic("c", "orders", 0)
     keys = [k for k, _ in records(backend)]
     assert keys == ["status-connector-c", "status-task-c-0", "status-topic-orders:connector-c"]
-    assert records(backend)[0][1] == {"state": "RUNNING", "trace": None, "worker_id": "h:8083", "generation": 3}
+    # Connect 4.x (KafkaStatusBackingStore STATUS_SCHEMA_V0) records the plugin version too; null if unknown.
+    assert records(backend)[0][1] == {
+        "state": "RUNNING",
+        "trace": None,
+        "worker_id": "h:8083",
+        "generation": 3,
+        "version": "1.2.3",
+    }
+    assert records(backend)[1][1]["version"] is None  # type: ignore[index]
     topic_value = records(backend)[2][1]
     assert isinstance(topic_value, dict)
     assert {k: v for k, v in topic_value["topic"].items() if k != "discoverTimestamp"} == {
@@ -83,6 +95,7 @@ def test_status_store_formats_and_topic_records() -> None:
     replayed = StatusStore(backend)
     replayed.start()
     assert replayed.task("c", 0) == Status(FAILED, "h:8083", "boom", 3)
+    assert replayed.connector("c") == Status(RUNNING, "h:8083", None, 3, "1.2.3")
     assert replayed.topics("c") == ["orders"]
     replayed.remove_connector("c")
     replayed.remove_topics("c")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 ConfigType = Literal["STRING", "INT", "LONG", "BOOLEAN", "LIST", "CLASS", "PASSWORD", "DOUBLE", "SHORT"]
@@ -70,6 +71,10 @@ class ConfigDef:
                 value = parse_value(key, raw.get(name))
             except ValueError as exc:
                 errors[name].append(str(exc))
+                # Like Kafka's ConfigDef, a value that did not parse is then validated as null:
+                # range validators add "Value must be non-null" (tasks.max=abc gives two errors).
+                if getattr(key.validator, "rejects_null", False):
+                    errors[name].append(invalid(name, None, NON_NULL))
                 continue
             if key.validator is not None and value is not None:
                 reason = key.validator(name, value)
@@ -98,7 +103,10 @@ def invalid(name: str, value: Any, reason: str) -> str:
     """Kafka's ConfigException text, which clients and tests match on."""
     if isinstance(reason, Message):
         return str(reason)
-    return f"Invalid value {value} for configuration {name}: {reason}"
+    return f"Invalid value {'null' if value is None else value} for configuration {name}: {reason}"
+
+
+NON_NULL = "Value must be non-null"
 
 
 def parse_value(key: ConfigKey, raw: str | None) -> Any:
@@ -126,11 +134,16 @@ def parse_value(key: ConfigKey, raw: str | None) -> Any:
         raise ValueError(invalid(key.name, raw, reason)) from None
 
 
-def at_least(minimum: float) -> Validator:
-    def check(_name: str, value: Any) -> str | None:
-        return None if value >= minimum else f"Value must be at least {minimum:g}"
+class at_least:  # lower case: reads as the validator it builds, like one_of
+    """Kafka's Range.atLeast: also rejects a value that did not parse (validated as null)."""
 
-    return check
+    rejects_null = True
+
+    def __init__(self, minimum: float) -> None:
+        self.minimum = minimum
+
+    def __call__(self, _name: str, value: Any) -> str | None:
+        return None if value >= self.minimum else f"Value must be at least {self.minimum:g}"
 
 
 def one_of(choices: Iterable[str]) -> Validator:
@@ -144,3 +157,34 @@ def one_of(choices: Iterable[str]) -> Validator:
 
 def non_empty(_name: str, value: Any) -> str | None:
     return None if str(value).strip() else "String must be non-empty"
+
+
+def connector_name(_name: str, value: Any) -> str | None:
+    """Kafka's nonEmptyStringWithoutControlChars, which Connect applies to connector names."""
+    text = str(value)
+    if not text:
+        return "String may not be empty"
+    found = [str(ord(c)) for c in text if is_iso_control(c)]
+    if found:
+        return f"String may not contain control sequences but had the following ASCII chars: {', '.join(found)}"
+    return None
+
+
+def is_iso_control(char: str) -> bool:
+    """Java's Character.isISOControl: U+0000-U+001F and U+007F-U+009F (so NEL, \\x85, too)."""
+    return ord(char) <= 0x1F or 0x7F <= ord(char) <= 0x9F
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """Java-properties-style `key=value` lines; `#` and `!` comments; `key: value` too."""
+    out: dict[str, str] = {}
+    for raw in Path(path).read_text().splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        sep = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
+        if sep < 0:
+            out[line] = ""
+        else:
+            out[line[:sep].strip()] = line[sep + 1 :].strip()
+    return out

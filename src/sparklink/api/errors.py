@@ -5,10 +5,9 @@ ConnectError                      -> 500 unless a subclass says otherwise
  │    └── ConfigValidationError   -> 400 (carries the per-key errors)
  ├── NotFoundError                -> 404
  ├── AlreadyExistsError           -> 409
- ├── ConflictError                -> 409 (a concurrent operation; retry later)
  ├── ForbiddenError               -> 403 (a feature switched off by worker config)
- ├── PluginNotFoundError          -> 500 like Connect (unknown connector.class at create time)
- └── RetriableError(delay)        -> the operation may succeed if retried after `delay` seconds
+ └── RetriableError(delay)        -> Kafka said "try again" (not leader yet, coordinator loading, timeout);
+                                     internal-topic reads and writes retry it with back-off up to a deadline
 """
 
 from __future__ import annotations
@@ -42,16 +41,8 @@ class AlreadyExistsError(ConnectError):
     status = 409
 
 
-class ConflictError(ConnectError):
-    status = 409
-
-
 class ForbiddenError(ConnectError):
     status = 403
-
-
-class PluginNotFoundError(ConnectError):
-    status = 500
 
 
 class RetriableError(ConnectError):

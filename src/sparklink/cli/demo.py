@@ -41,7 +41,7 @@ def run_demo(
     """Start a local Kafka and a worker, create a datagen connector over REST and watch records flow."""
     from sparklink.platform import ports
     from sparklink.platform.kafka import KafkaCluster
-    from sparklink.runtime import Runtime
+    from sparklink.runtime import Runtime, start_worker
     from sparklink.worker_config import WorkerConfig
 
     logging.basicConfig(level=logging.WARNING)
@@ -77,7 +77,7 @@ def run_demo(
             }
         )
         with console.status("starting the worker (Spark, stores, REST API) ..."):
-            runtime = Runtime(config).start()
+            runtime = start_worker(config)
         console.print(f"[green]✓[/green] worker REST API at {runtime.url} ({time.monotonic() - t0:.1f}s)")
         body = {
             "name": "demo-datagen",

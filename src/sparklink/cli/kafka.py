@@ -32,6 +32,14 @@ def start(
     ] = None,
     heap: Annotated[str, typer.Option(help="JVM heap per node, e.g. 512m or 1g.")] = "512m",
     state_dir: StateDir = None,
+    controllers: Annotated[int, typer.Option(help="KRaft controller quorum size (voters).")] = 1,
+    agents: Annotated[
+        bool,
+        typer.Option(
+            "--agents/--no-agents",
+            help="Run a broker-state agent (mTLS) beside each broker, for `sparklink kafka roll`.",
+        ),
+    ] = False,
 ) -> None:
     """Start a cluster in the background and print its bootstrap servers.
 
@@ -42,7 +50,9 @@ def start(
         if (path / "cluster.json").exists():
             cluster = KafkaCluster.load(path)
         else:
-            cluster = KafkaCluster.create(path, brokers, dedicated_controller, heap)
+            cluster = KafkaCluster.create(
+                path, brokers, dedicated_controller, heap, controllers=controllers, agents=agents
+            )
         with console.status(f"starting Kafka ({len(cluster.brokers)} broker(s)) in {path} ..."):
             cluster.start()
     except KafkaStartError as exc:
@@ -78,11 +88,147 @@ def status(state_dir: StateDir = None) -> None:
         console.print(f"No cluster in {path}. Start one with: sparklink kafka start")
         raise typer.Exit(1) from None
     table = Table(title=f"Kafka cluster {cluster.cluster_id} ({path})")
-    for col in ("node", "roles", "listener", "controller", "pid", "alive"):
+    columns = ("node", "roles", "listener", "controller", "pid", "alive", "state", "active_controller", "agent")
+    for col in columns:
         table.add_column(col)
     for row in cluster.status():
-        table.add_row(*(str(row[c]) for c in ("node", "roles", "listener", "controller", "pid", "alive")))
+        table.add_row(*(str(row[c]) for c in columns))
     console.print(table)
     console.print(f"bootstrap.servers={cluster.bootstrap_servers}")
     if not cluster.is_running():
         raise typer.Exit(1)
+
+
+@app.command()
+def roll(
+    state_dir: StateDir = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print what would happen, node by node; change nothing.")
+    ] = False,
+    config: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="A broker setting to change, key=value (repeat for more). Dynamic settings are applied with "
+            "incrementalAlterConfigs and no restart; read-only ones restart each node once, safely.",
+        ),
+    ] = None,
+    node: Annotated[
+        list[int] | None,
+        typer.Option(
+            "--node",
+            "-n",
+            help="Only these node ids (repeat for more) \\[default: every node; with --config: brokers].",
+        ),
+    ] = None,
+    manual: Annotated[
+        bool, typer.Option("--manual", help="Restart the nodes even without a change (MANUAL_ROLLING_UPDATE).")
+    ] = False,
+    operation_timeout: Annotated[
+        float, typer.Option(help="Seconds to wait for a node to become ready before asking its agent why.")
+    ] = 300.0,
+) -> None:
+    """Roll the cluster one node at a time, never making it less available.
+
+    Strimzi's KafkaRoller rules: controllers first, then brokers; unready
+    nodes first; the active controller last. A broker restarts only when no
+    partition would drop under min.insync.replicas, a controller only when
+    the quorum keeps a caught-up majority.
+
+    A node that is not ready is asked, through its agent over mTLS, whether
+    it is recovering its logs. Then it is never restarted: the roller retries
+    with back-off and fails with a message naming the logs and segments left.
+
+    Examples:
+
+      sparklink kafka roll --dry-run -c log.cleaner.threads=2  (show the plan)
+
+      sparklink kafka roll -c log.cleaner.threads=2  (dynamic: no restart)
+
+      sparklink kafka roll -c queued.max.requests=600  (read-only: each broker once)
+
+      sparklink kafka roll --manual --node 2  (restart broker 2 safely)
+    """
+    import logging
+
+    from sparklink.roller.executor import RollEvent
+    from sparklink.roller.local import local_roller
+    from sparklink.roller.model import RestartReason, RollerSettings, RollFailedError
+
+    path = state_dir or default_state_dir()
+    try:
+        cluster = KafkaCluster.load(path)
+    except FileNotFoundError:
+        console.print(f"No cluster in {path}. Start one with: sparklink kafka start")
+        raise typer.Exit(1) from None
+    known = {n.node_id for n in cluster.nodes}
+    unknown = set(node or ()) - known
+    if unknown:
+        console.print(f"[red]No node {sorted(unknown)} in this cluster[/red] (nodes: {sorted(known)}).")
+        raise typer.Exit(2)
+    updates: dict[str, str] = {}
+    for item in config or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            console.print(f"[red]--config {item!r} is not key=value[/red], e.g. --config log.cleaner.threads=2")
+            raise typer.Exit(2)
+        updates[key.strip()] = value.strip()
+    targets = set(node) if node else ({n.node_id for n in cluster.brokers} if updates else known)
+    if updates:
+        _check_settings_known(cluster, updates)
+    for node_id in sorted(targets) if updates else ():
+        # A dry run changes the desired settings in memory only; a roll records them first, as the resource would.
+        cluster.node_config.setdefault(str(node_id), {}).update(updates)
+    if updates and not dry_run:
+        cluster.save()
+
+    def needs(ref: object) -> list[RestartReason]:
+        return [RestartReason.MANUAL_ROLLING_UPDATE] if manual and getattr(ref, "node_id", None) in targets else []
+
+    def show(event: RollEvent) -> None:
+        colour = {"restart": "yellow", "reconfigure": "cyan", "ready": "green", "fail": "red"}.get(event.kind, "dim")
+        console.print(f"[{colour}]{event.node}[/{colour}] {event.message}")
+
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    settings = RollerSettings(operation_timeout=operation_timeout)
+    roller = local_roller(cluster, settings, progress=show, only=node)
+    if dry_run:
+        console.print(f"Plan for {path} (nothing is changed):")
+        for step in roller.dry_run(needs):
+            console.print(f"  {step.describe()}")
+        return
+    try:
+        with console.status("rolling ..."):
+            result = roller.roll(needs)
+    except RollFailedError as exc:
+        console.print(f"[red]Roll failed at {exc.node}:[/red] {exc}")
+        console.print("Nothing was forced; run the same command again once the cause is gone.")
+        raise typer.Exit(1) from None
+    restarted = ", ".join(str(n) for n, _, _ in result.restarted) or "none"
+    reconfigured = ", ".join(str(n) for n, _ in result.reconfigured) or "none"
+    console.print(
+        f"[green]Roll complete.[/green] Restarted: {restarted}. Reconfigured without restart: {reconfigured}."
+    )
+
+
+def _check_settings_known(cluster: KafkaCluster, updates: dict[str, str]) -> None:
+    """Refuse a setting no broker knows (a typo would otherwise restart every broker for nothing)."""
+    from sparklink.roller.admin import AdminError, ConfluentClusterAdmin
+
+    running = [b for b in cluster.brokers if cluster.node_alive(b.node_id)]
+    if not running:
+        return  # nothing to ask; the roll itself reports the brokers that are down
+    admin = ConfluentClusterAdmin(cluster.bootstrap_servers, cluster.controller_addresses, timeout=30)
+    try:
+        known = admin.broker_config(running[0].node_id)
+    except AdminError as exc:
+        console.print(f"[red]Cannot read the brokers' settings to check --config:[/red] {exc}")
+        raise typer.Exit(1) from None
+    unknown = sorted(set(updates) - set(known))
+    if unknown:
+        console.print(
+            f"[red]Unknown broker setting(s): {', '.join(unknown)}.[/red] Nothing was changed. "
+            "See https://kafka.apache.org/documentation/#brokerconfigs for the names."
+        )
+        raise typer.Exit(2)

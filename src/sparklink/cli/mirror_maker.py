@@ -39,7 +39,7 @@ def run_mirror_maker(
     """
     from sparklink.api.errors import ConnectError
     from sparklink.connectors.mirror.maker import CONNECTORS, MirrorMakerConfig
-    from sparklink.runtime import Runtime
+    from sparklink.runtime import start_worker
     from sparklink.worker_config import WorkerConfig
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -59,11 +59,10 @@ def run_mirror_maker(
             worker = WorkerConfig.model_validate({"rest.port": "0", **config.worker_config(flow)})
             # One SparkContext, one session per flow: every flow has connectors with the same names,
             # and Spark wants query names unique per session.
-            runtime = Runtime(worker, spark=None if root is None else root.newSession()).start()
+            runtime = start_worker(worker, spark=None if root is None else root.newSession())
             runtimes.append(runtime)
             root = root or runtime.spark
             herder = runtime.herder
-            assert herder is not None
             for connector_class in CONNECTORS:
                 desired = config.connector_config(flow, connector_class)
                 name = desired["name"]

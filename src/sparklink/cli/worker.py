@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -30,7 +31,7 @@ def run_worker(
 
     Example: sparklink worker -b 127.0.0.1:9092   then   curl localhost:8083/connectors
     """
-    from sparklink.runtime import Runtime
+    from sparklink.runtime import start_worker
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
@@ -41,14 +42,9 @@ def run_worker(
         "group.id": group_id,
     }
     config = WorkerConfig.from_properties(properties, {k: v for k, v in overrides.items() if v is not None})
-    runtime = Runtime(config)
-
-    def on_signal(_sig: int, _frame: object) -> None:
-        if runtime.server is not None:
-            runtime.server.should_exit = True
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    runtime.start()
-    typer.echo(f"sparklink worker {runtime.herder.worker_id if runtime.herder else ''} serving {runtime.url}")
-    runtime.run_forever()
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    runtime = start_worker(config)
+    typer.echo(f"sparklink worker {runtime.herder.worker_id} serving {runtime.url}")
+    runtime.run_until(stop)

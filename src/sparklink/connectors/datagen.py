@@ -7,6 +7,8 @@ and its offset {"position": next seq}, so a restarted task continues where its l
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from sparklink.api import config as cfg
@@ -108,6 +110,23 @@ class DatagenConnector(SourceConnector):
             out.append({**self.config, "task.rate": str(max(1, rate // tasks)), "task.records": str(share)})
         return out
 
+    def alter_offsets(self, config: Mapping[str, str], offsets: list[tuple[Partition, Offset | None]]) -> bool:
+        """Only `{"task": <id>}` -> `{"position": <next seq>}` with non-negative integers (or null to remove)."""
+        for partition, offset in offsets:
+            task = partition.get("task")
+            if set(partition) != {"task"} or not _count(task):
+                raise ValueError(
+                    f'A datagen partition is {{"task": <task id, an integer of at least 0>}}, not {_json(partition)}'
+                )
+            if offset is None:
+                continue
+            if set(offset) != {"position"} or not _count(offset.get("position")):
+                raise ValueError(
+                    'A datagen offset is {"position": <the next sequence number to write, an integer of at '
+                    f"least 0>}} or null, not {_json(offset)}"
+                )
+        return False
+
 
 class DatagenTask(SourceTask):
     def stream(self, ctx: TaskContext) -> DataFrame:
@@ -160,6 +179,14 @@ class DatagenTask(SourceTask):
 
     def topics(self, ctx: TaskContext) -> list[str] | None:
         return [ctx.config["topic"]]
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _resume_position(task_id: int, resume: list[tuple[Partition, Offset]]) -> int:

@@ -1,7 +1,7 @@
-"""Kafka I/O for task queries: Spark's Kafka writer and reader, and consumer-group offsets for sinks.
+"""Kafka I/O for task queries: Spark's Kafka writer and reader, and partition assignment for sinks.
 
-Records move through Spark's JVM Kafka connector only; confluent-kafka is used for metadata and for
-committing a sink's consumer-group offsets after each batch.
+Records move through Spark's JVM Kafka connector only; confluent-kafka is used for metadata. A sink's
+consumer-group offsets live in their own store (storage/group_offsets.py).
 """
 
 from __future__ import annotations
@@ -9,21 +9,15 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from sparklink.kafka_clients import client_config
+from sparklink.api.clients import client_config
+from sparklink.api.task_config import TaskSettings
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-# Sink connectors commit here unless `consumer.override.group.id` says otherwise (Connect's rule).
-GROUP_PREFIX = "connect-"
 KAFKA_COLUMNS = ("topic", "key", "value", "headers", "partition")
-
-
-def sink_group(connector: str, config: dict[str, str]) -> str:
-    return config.get("consumer.override.group.id") or f"{GROUP_PREFIX}{connector}"
 
 
 def write_records(batch: DataFrame, bootstrap_servers: str, producer: dict[str, str] | None = None) -> int:
@@ -50,7 +44,7 @@ def read_stream(
     bootstrap_servers: str,
     assigned: list[tuple[str, int]],
     starting: dict[tuple[str, int], int],
-    config: dict[str, str],
+    settings: TaskSettings,
 ) -> DataFrame:
     """A Kafka source stream over exactly the assigned partitions, starting where the group left off."""
     assign: dict[str, list[int]] = {}
@@ -67,15 +61,13 @@ def read_stream(
         .option("failOnDataLoss", "false")
         .option("includeHeaders", "true")
     )
-    max_records = config.get("sparklink.max.records.per.batch")
-    if max_records:
-        reader = reader.option("maxOffsetsPerTrigger", max_records)
-    min_records = config.get("sparklink.min.records.per.batch")
-    if min_records:
+    if settings.max_records_per_batch:
+        reader = reader.option("maxOffsetsPerTrigger", str(settings.max_records_per_batch))
+    if settings.min_records_per_batch:
         # Spark then starts a batch only once this many records wait, or once the delay has passed
         # since it last started one: a task sets its own batch cadence (e.g. a file roll interval).
-        reader = reader.option("minOffsetsPerTrigger", min_records)
-        reader = reader.option("maxTriggerDelay", f"{config.get('sparklink.max.batch.delay.ms', '900000')}ms")
+        reader = reader.option("minOffsetsPerTrigger", str(settings.min_records_per_batch))
+        reader = reader.option("maxTriggerDelay", f"{settings.max_batch_delay_ms}ms")
     return reader.load()
 
 
@@ -95,28 +87,3 @@ def assign_partitions(bootstrap_servers: str, topics: list[str], task_id: int, t
     """Round-robin the topics' partitions over the connector's tasks; this task's share."""
     every = topic_partitions(bootstrap_servers, topics)
     return [tp for i, tp in enumerate(every) if i % max(tasks, 1) == task_id]
-
-
-def _group_client(bootstrap_servers: str, group: str) -> Consumer:
-    # Never subscribes, so it never joins the group: commits go in as a "simple" consumer, and the
-    # group stays EMPTY, which is what offsets alter/reset require.
-    return Consumer(client_config(bootstrap_servers, **{"group.id": group, "enable.auto.commit": False}))
-
-
-def committed_offsets(
-    bootstrap_servers: str, group: str, partitions: list[tuple[str, int]]
-) -> dict[tuple[str, int], int]:
-    consumer = _group_client(bootstrap_servers, group)
-    try:
-        got = consumer.committed([TopicPartition(t, p) for t, p in partitions], timeout=30)
-        return {(tp.topic, tp.partition): tp.offset for tp in got if tp.offset >= 0}
-    finally:
-        consumer.close()
-
-
-def commit_offsets(bootstrap_servers: str, group: str, positions: dict[tuple[str, int], int]) -> None:
-    consumer = _group_client(bootstrap_servers, group)
-    try:
-        consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in positions.items()], asynchronous=False)
-    finally:
-        consumer.close()

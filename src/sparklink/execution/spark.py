@@ -1,12 +1,21 @@
 """The worker's SparkSession, configured with Spark's Kafka connector jars from the bootstrap cache.
 
-The JDBC driver set (`jdbc`, for the JDBC connectors) is added when the bootstrap has fetched it.
+Its JVM runs in a session of its own: a SIGTERM (or Ctrl-C) to the worker's process group reaches the
+Python worker only, which stops its queries first and then the JVM (`stop_session`). The JVM still
+exits by itself if Python dies, when its stdin closes (PySpark's gateway watches it).
+
+The JDBC driver set (`jdbc`, for the JDBC connectors) and the MirrorMaker timestamp interceptor
+(`interceptor`, compiled by the bootstrap) are added when the bootstrap has made them.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +23,8 @@ from sparklink.platform import artifacts
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
 
 
 def build_session(
@@ -28,25 +39,87 @@ def build_session(
     # Everything sparklink runs is on loopback; this also silences Spark's hostname warning.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     log4j = Path(__file__).with_name("log4j2.properties")
-    builder = (
-        SparkSession.builder.master(master)
-        .appName(app_name)
-        .config("spark.jars", ",".join(artifacts.jar_list("spark-kafka") + _optional_jars("jdbc")))
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
-        .config("spark.sql.adaptive.enabled", "false")
+    settings = {
+        "spark.master": master,
+        "spark.app.name": app_name,
+        "spark.jars": ",".join(
+            artifacts.jar_list("spark-kafka") + _optional_jars("jdbc") + _optional_jars("interceptor")
+        ),
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "2",
+        "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
+        "spark.sql.adaptive.enabled": "false",
         # Connect's maps keep the last value put for a key; Spark's default would fail the batch.
-        .config("spark.sql.mapKeyDedupPolicy", "LAST_WIN")
-        .config("spark.driver.memory", os.environ.get("SPARKLINK_DRIVER_MEMORY", "1g"))
-        .config("spark.driver.extraJavaOptions", f"-XX:+UseG1GC -Dlog4j2.configurationFile=file:{log4j}")
-    )
-    for key, value in (conf or {}).items():
+        "spark.sql.mapKeyDedupPolicy": "LAST_WIN",
+        # The local sockets that move collected rows between the JVM and Python wait 15 s by default,
+        # too little on a loaded machine (CANNOT_OPEN_SOCKET fails the task).
+        "spark.python.authenticate.socketTimeout": "120s",
+        "spark.driver.memory": os.environ.get("SPARKLINK_DRIVER_MEMORY", "1g"),
+        "spark.driver.extraJavaOptions": f"-XX:+UseG1GC -Dlog4j2.configurationFile=file:{log4j}",
+        **(conf or {}),
+    }
+    _launch_gateway_in_own_session(settings)
+    builder = SparkSession.builder
+    for key, value in settings.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     return session
+
+
+def _launch_gateway_in_own_session(settings: dict[str, str]) -> None:
+    """Start the process's Spark JVM (once) outside the caller's process group."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    with SparkContext._lock:
+        if SparkContext._gateway is None:
+            conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
+            gateway = launch_gateway(conf, popen_kwargs={"start_new_session": True})
+            SparkContext._gateway = gateway
+            SparkContext._jvm = gateway.jvm
+
+
+def stop_session(spark: SparkSession, timeout: float = 30.0) -> None:
+    """Stop Spark, then make sure its JVM has exited (closing its stdin, then killing it if need be)."""
+    from pyspark import SparkContext
+
+    _wait_for_idle(spark, timeout)
+    spark.stop()
+    gateway = SparkContext._gateway
+    proc = getattr(gateway, "proc", None)
+    if gateway is None or proc is None:
+        return
+    try:
+        gateway.shutdown()
+    except Exception:  # already closed
+        log.debug("closing the Py4J gateway", exc_info=True)
+    with contextlib.suppress(OSError):
+        proc.stdin.close()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        log.warning("the Spark JVM (pid %d) did not exit within %.0fs of its stop; killing it", proc.pid, timeout)
+        proc.kill()
+        proc.wait(10)
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+
+
+def _wait_for_idle(spark: SparkSession, timeout: float) -> None:
+    """Let the tasks of stopped queries finish being cancelled: a task status arriving after the
+    scheduler has shut down is logged as an ERROR (RejectedExecutionException in statusUpdate)."""
+    tracker = spark.sparkContext.statusTracker()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if not tracker.getActiveStageIds() and not tracker.getActiveJobsIds():
+                return
+        except Exception:  # the context is already gone
+            return
+        time.sleep(0.1)
+    log.warning("Spark still had running stages %.0fs after every query stopped", timeout)
 
 
 def _optional_jars(jar_set: str) -> list[str]:

@@ -1,435 +1,130 @@
-"""Starts and stops task queries and reports what happens to them. Caller: the herder.
+"""The worker runs what the herder decides: connector instances and their task queries.
 
-Each task is its own streaming query, so one task can fail, restart or stop without touching its
-siblings. `TaskEvents` is how the worker reports back: a query that terminates with an exception
-turns into `task_failed(connector, task, trace)`; topics a task writes or reads turn into
-`topic_seen(...)`. Per micro-batch the commit order is fixed (see `_source_batch` and `_sink_batch`).
+Connect's Herder/Worker split: the herder owns the stores and the state machine; the worker
+instantiates a connector from its plugin, starts and stops it, asks it for task configs, and starts
+or stops each task as a Spark query (tasks.py). Nothing here writes a status: the worker reports
+task failures to the `TaskEvents` given with each task, and raises when a start fails.
+Caller: the herder, which gets its worker at construction.
 """
 
 from __future__ import annotations
 
 import logging
-import shutil
-import tempfile
 import threading
-import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from sparklink.api.connector import SinkTask, SourceTask, Task, TaskContext
-from sparklink.execution import kafka_io
-from sparklink.storage.offsets import OffsetStore
-from sparklink.transforms import errors as record_errors
-from sparklink.transforms.pipeline import Outcome, Pipeline, compile_pipeline
+from sparklink.api.connector import Connector, ConnectorContext, Offset, Partition
+from sparklink.api.errors import BadRequestError, ConnectError
+from sparklink.api.task_config import CONNECTOR_CLASS, TASK_CLASS, TASK_COUNT
+from sparklink.execution.running import TaskEvents
+from sparklink.execution.tasks import TaskQueries
+from sparklink.plugins import Plugins
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming.query import StreamingQuery
+    pass
 
 log = logging.getLogger(__name__)
 
 
-class TaskEvents(Protocol):
-    def task_failed(self, connector: str, task_id: int, trace: str) -> None: ...
-    def topics_seen(self, connector: str, task_id: int, topics: list[str]) -> None: ...
-
-
-@dataclass
-class RunningTask:
+@dataclass(frozen=True)
+class TaskCounters:
     connector: str
-    task_id: int
-    task: Task
-    ctx: TaskContext
-    checkpoint: Path
-    query: StreamingQuery | None = None
-    records: int = 0
-    batches: int = 0
-    stopping: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def key(self) -> tuple[str, int]:
-        return (self.connector, self.task_id)
+    task: int
+    records: int
+    batches: int
 
 
 class Worker:
-    def __init__(
-        self,
-        spark: SparkSession,
-        bootstrap_servers: str,
-        offsets: OffsetStore,
-        events: TaskEvents,
-        trigger_interval_ms: int = 1000,
-        scratch_dir: Path | None = None,
-        converter_defaults: dict[str, str] | None = None,
-    ) -> None:
-        self.spark = spark
-        self.bootstrap_servers = bootstrap_servers
-        self.offsets = offsets
-        self.events = events
-        self.trigger = f"{trigger_interval_ms} milliseconds"
-        # The worker's key/value/header converter settings, used where a connector sets none.
-        self.converter_defaults = dict(converter_defaults or {})
-        self.scratch = Path(scratch_dir or tempfile.mkdtemp(prefix="sparklink-checkpoints-"))
-        self._tasks: dict[tuple[str, int], RunningTask] = {}
-        self._by_query: dict[str, RunningTask] = {}
-        self._early_exits: dict[str, str | None] = {}
-        # Serialises task starts and stops with the watchdog's re-assignments.
-        self._control = threading.RLock()
-        self._lock = threading.RLock()
-        self._listener = _Listener(self._on_terminated)
-        spark.streams.addListener(self._listener)
-        self._closed = threading.Event()
-        self._watchdog = threading.Thread(target=self._watch, name="task-watchdog", daemon=True)
-        self._watchdog.start()
+    def __init__(self, plugins: Plugins, tasks: TaskQueries) -> None:
+        self.plugins = plugins
+        self.tasks = tasks
+        self._connectors: dict[str, Connector] = {}
+        self._lock = threading.Lock()
 
-    # ------------------------------------------------------------------ control
+    # ------------------------------------------------------------------ connectors
+    def start_connector(self, name: str, config: Mapping[str, str], context: ConnectorContext) -> None:
+        """Instantiate and start the connector; raises what its plugin raises."""
+        self.stop_connector(name)
+        instance = self.plugins.resolve(config[CONNECTOR_CLASS]).cls()
+        instance.context = context
+        instance.start(config)
+        with self._lock:
+            self._connectors[name] = instance
+        log.info("started connector %s", name)
+
+    def stop_connector(self, name: str) -> None:
+        with self._lock:
+            instance = self._connectors.pop(name, None)
+        if instance is None:
+            return
+        try:
+            instance.stop()
+        except Exception:
+            log.exception("connector %s failed while stopping", name)
+
+    def is_running(self, name: str) -> bool:
+        with self._lock:
+            return name in self._connectors
+
+    def connector_task_configs(self, name: str, max_tasks: int) -> list[dict[str, str]]:
+        """The running connector's task configs, with the keys the runtime adds (the herder checks their count)."""
+        with self._lock:
+            instance = self._connectors.get(name)
+        if instance is None:
+            raise ConnectError(f"Connector {name} is not running on this worker")
+        generated = instance.task_configs(max_tasks)
+        task_class = type(instance).task_class
+        extra = {TASK_CLASS: f"{task_class.__module__}.{task_class.__qualname__}", TASK_COUNT: str(len(generated))}
+        return [{**task, **extra} for task in generated]
+
+    def connector_alter_offsets(
+        self, name: str, config: Mapping[str, str], offsets: Sequence[tuple[Partition, Offset | None]]
+    ) -> bool:
+        """Ask a fresh instance of the connector about an offsets change (Connect's Worker#modifyConnectorOffsets).
+
+        True if the connector applied it itself; its refusals (ValueError) become 400s.
+        """
+        cls = self.plugins.resolve(config[CONNECTOR_CLASS]).cls
+        try:
+            return bool(cls().alter_offsets(config, list(offsets)))
+        except NotImplementedError:
+            raise ConnectError(
+                f"Failed to modify offsets for connector {name} because it doesn't support external "
+                "modification of offsets"
+            ) from None
+        except ValueError as exc:
+            raise BadRequestError(str(exc)) from None
+
+    # ------------------------------------------------------------------ tasks
     def start_task(
         self,
-        connector: str,
+        name: str,
         task_id: int,
-        task: Task,
         config: dict[str, str],
-        connector_config: dict[str, str] | None = None,
+        events: TaskEvents,
+        connector_config: Mapping[str, str] | None = None,
     ) -> None:
-        """Build the task's pipeline and start its query; raises if the pipeline cannot be built.
+        """Start the query of the task class the config names (`task.class`); raises if it cannot be built.
 
-        Converters, transforms and error handling come from `connector_config` (as in Connect), else
-        from the task config."""
-        with self._control:
-            self._start_task(connector, task_id, task, config, connector_config)
+        The connector's config carries its converters, transforms and error policy (Connect's Worker#startTask)."""
+        task = self.plugins.task_class(config[TASK_CLASS])()
+        self.tasks.start_task(name, task_id, task, config, events, connector_config)
 
-    def _start_task(
-        self,
-        connector: str,
-        task_id: int,
-        task: Task,
-        config: dict[str, str],
-        connector_config: dict[str, str] | None = None,
-    ) -> None:
-        self._stop_task(connector, task_id)
-        ctx = TaskContext(connector, task_id, dict(config), self.spark)
-        side: Literal["source", "sink"] = "source" if isinstance(task, SourceTask) else "sink"
-        pipeline = compile_pipeline(connector_config or config, self.converter_defaults, side, connector, task_id)
-        self.scratch.mkdir(parents=True, exist_ok=True)
-        checkpoint = Path(tempfile.mkdtemp(prefix=f"{_safe(connector)}-{task_id}-", dir=self.scratch))
-        run = RunningTask(connector, task_id, task, ctx, checkpoint)
-        run.extra["pipeline"] = pipeline
-        run.extra["connector_config"] = connector_config
-        if isinstance(task, SourceTask):
-            ctx.resume = self.offsets.get(connector)
-            query: StreamingQuery | None = self._start_source(run, task)
-        elif isinstance(task, SinkTask):
-            query = self._start_sink(run, task)
-        else:
-            raise TypeError(f"{type(task).__name__} is neither a SourceTask nor a SinkTask")
-        with self._lock:
-            run.query = query
-            self._tasks[run.key] = run
-            if query is not None:
-                self._by_query[str(query.id)] = run
-                # A query can die before start() returns (failing on its first batch); its
-                # termination event then arrived before we knew which task it belongs to.
-                early = self._early_exits.pop(str(query.id), None)
-        if query is not None and early is not None:
-            self._on_terminated(str(query.id), early)
-        log.info("started task %s-%d (query %s)", connector, task_id, query.id if query else "idle")
+    def stop_task(self, name: str, task_id: int) -> None:
+        self.tasks.stop_task(name, task_id)
 
-    def stop_task(self, connector: str, task_id: int) -> None:
-        """Stop the task's query (waiting for the current batch) and drop its scratch checkpoint."""
-        with self._control:
-            self._stop_task(connector, task_id)
+    def running(self, name: str, task_id: int) -> bool:
+        return self.tasks.running(name, task_id)
 
-    def _stop_task(self, connector: str, task_id: int) -> None:
-        with self._lock:
-            run = self._tasks.pop((connector, task_id), None)
-        if run is None:
-            return
-        run.stopping = True
-        if run.query is not None:
-            try:
-                run.query.stop()
-            except Exception:  # a query that already died has nothing left to stop
-                log.debug("stopping %s-%d", connector, task_id, exc_info=True)
-            # Its entry in _by_query goes when the termination event arrives (marked as stopping).
-        if isinstance(run.task, SinkTask):
-            run.task.stop()
-        shutil.rmtree(run.checkpoint, ignore_errors=True)
-        log.info("stopped task %s-%d", connector, task_id)
-
-    def stop_all(self) -> None:
-        with self._lock:
-            keys = list(self._tasks)
-        for connector, task_id in keys:
-            self.stop_task(connector, task_id)
+    def task_counters(self) -> list[TaskCounters]:
+        return [TaskCounters(r.connector, r.task_id, r.records, r.batches) for r in self.tasks.runs()]
 
     def close(self) -> None:
-        self._closed.set()
-        self.stop_all()
-        try:
-            self.spark.streams.removeListener(self._listener)
-        except Exception:
-            log.debug("removing listener", exc_info=True)
-        shutil.rmtree(self.scratch, ignore_errors=True)
-
-    def running(self, connector: str, task_id: int) -> bool:
+        """Stop every task query first (they write through the connectors' clients), then the connectors."""
+        self.tasks.close()
         with self._lock:
-            run = self._tasks.get((connector, task_id))
-        return bool(run and (run.query is None or run.query.isActive))
-
-    def metrics(self) -> list[dict[str, Any]]:
-        with self._lock:
-            runs = list(self._tasks.values())
-        return [{"connector": r.connector, "task": r.task_id, "records": r.records, "batches": r.batches} for r in runs]
-
-    # ------------------------------------------------------------------ sources
-    def _start_source(self, run: RunningTask, task: SourceTask) -> StreamingQuery:
-        stream = task.stream(run.ctx)
-        known_topics = task.topics(run.ctx)
-        producer = task.producer_config(run.ctx)
-
-        def commit(batch: DataFrame, batch_id: int) -> None:
-            with _remember_error(run):
-                self._source_batch(run, task, batch, batch_id, known_topics, producer)
-
-        return self._start_query(run, stream, commit)
-
-    def _source_batch(
-        self,
-        run: RunningTask,
-        task: SourceTask,
-        batch: DataFrame,
-        batch_id: int,
-        known_topics: list[str] | None,
-        producer: dict[str, str],
-    ) -> None:
-        """One source micro-batch, in this order:
-
-        1. write the records to Kafka (Spark's Kafka writer, acks=all, in the JVM);
-        2. record the batch's source offsets in the offsets store (acknowledged by the brokers);
-        3. record newly seen topics (KIP-558) in the status store;
-        4. let the task react (`batch_written`, e.g. MirrorMaker's offset syncs), then update metrics.
-        A crash between 1 and 2 replays the batch on restart: at least once, nothing lost.
-        """
-        pipeline: Pipeline = run.extra["pipeline"]
-        batch.persist()
-        outcome = pipeline.run(batch)
-        try:
-            records = outcome.records
-            # Converter and transform failures tolerated by errors.tolerance=all are logged and skipped
-            # (Connect has no dead letter queue for sources); their offsets still count as done.
-            pipeline.dead_letters(outcome, self.bootstrap_servers, {})
-            count = record_errors.retrying(
-                pipeline.policy,
-                lambda: kafka_io.write_records(records, self.bootstrap_servers, producer),
-                lambda: run.stopping,
-            )
-            if count == 0 and (records is batch or batch.isEmpty()):
-                return
-            self.offsets.put(run.connector, list(task.batch_offsets(batch)))
-            if count == 0:
-                return
-            # Transforms may route records to other topics; without any, the task's own list holds.
-            topics = known_topics if known_topics and not pipeline.steps else _topics(records)
-            self.events.topics_seen(run.connector, run.task_id, topics)
-            task.batch_written(batch, batch_id, run.ctx)
-            run.records += count
-            run.batches += 1
-        finally:
-            outcome.release()
-            batch.unpersist()
-
-    # ------------------------------------------------------------------ sinks
-    def _start_sink(self, run: RunningTask, task: SinkTask) -> StreamingQuery | None:
-        group = kafka_io.sink_group(run.connector, run.ctx.config)
-        topics = [t.strip() for t in run.ctx.config.get("topics", "").split(",") if t.strip()]
-        total = int(run.ctx.config.get("sparklink.task.count", "1"))
-        assigned = kafka_io.assign_partitions(self.bootstrap_servers, topics, run.task_id, total)
-        run.extra["assigned"] = assigned
-        if not assigned:
-            log.info("task %s-%d has no partitions to read; idle", run.connector, run.task_id)
-            return None
-        starting = kafka_io.committed_offsets(self.bootstrap_servers, group, assigned)
-        stream = kafka_io.read_stream(self.spark, self.bootstrap_servers, assigned, starting, run.ctx.config)
-
-        def commit(batch: DataFrame, batch_id: int) -> None:
-            with _remember_error(run):
-                self._sink_batch(run, task, batch, batch_id, group)
-
-        return self._start_query(run, stream, commit)
-
-    def _sink_batch(self, run: RunningTask, task: SinkTask, batch: DataFrame, batch_id: int, group: str) -> None:
-        """One sink micro-batch, in this order:
-
-        1. the task writes the batch to its target;
-        2. the batch's next offsets are committed to the connector's consumer group;
-        3. newly seen topics are recorded; 4. metrics.
-        """
-        pipeline: Pipeline = run.extra["pipeline"]
-        batch.persist()
-        outcome: Outcome | None = None
-        try:
-            ends = batch.groupBy("topic", "partition").agg({"offset": "max", "*": "count"}).collect()
-            if not ends:
-                return
-            outcome = pipeline.run(batch)
-            # Records that failed conversion or a transform (errors.tolerance=all) go to the dead
-            # letter queue before the batch's offsets are committed.
-            dead = pipeline.dead_letters(outcome, self.bootstrap_servers, {})
-            if dead is not None:
-                kafka_io.write_records(dead, self.bootstrap_servers, task_producer_config(run.ctx.config))
-            records = outcome.records
-            record_errors.retrying(
-                pipeline.policy, lambda: task.write_batch(records, batch_id, run.ctx), lambda: run.stopping
-            )
-            positions = {(r["topic"], int(r["partition"])): int(r["max(offset)"]) + 1 for r in ends}
-            kafka_io.commit_offsets(self.bootstrap_servers, group, positions)
-            self.events.topics_seen(run.connector, run.task_id, sorted({t for t, _ in positions}))
-            run.records += sum(int(r["count(1)"]) for r in ends)
-            run.batches += 1
-        finally:
-            if outcome is not None:
-                outcome.release()
-            batch.unpersist()
-
-    # ------------------------------------------------------------------ shared
-    def _start_query(
-        self, run: RunningTask, stream: DataFrame, commit: Callable[[DataFrame, int], None]
-    ) -> StreamingQuery:
-        return (
-            stream.writeStream.queryName(f"{_safe(run.connector)}-{run.task_id}")
-            .foreachBatch(commit)
-            .trigger(processingTime=self.trigger)
-            .option("checkpointLocation", str(run.checkpoint))
-            .start()
-        )
-
-    def _watch(self, interval: float = 2.0, reassign_every: int = 3) -> None:
-        """Second line of failure detection: a query that is no longer active without having been
-        stopped has failed, even if its termination event never arrived (the stream thread died).
-        Every few rounds it also re-checks sink assignments (new topics or partitions)."""
-        rounds = 0
-        while not self._closed.wait(interval):
-            rounds += 1
-            if rounds % reassign_every == 0:
-                self._reassign_sinks()
-            with self._lock:
-                runs = [r for r in self._tasks.values() if r.query is not None and not r.stopping]
-            for run in runs:
-                query = run.query
-                assert query is not None
-                try:
-                    if query.isActive:
-                        continue
-                    error = query.exception()
-                    text = str(error) if error is not None else "the task's query stopped unexpectedly"
-                except Exception as exc:  # the JVM side is gone or shutting down
-                    text = f"the task's query could not be inspected: {exc}"
-                self._on_terminated(str(query.id), text)
-
-    def _reassign_sinks(self) -> None:
-        """Restart a sink task whose share of partitions changed since it started, e.g. because its
-        topic did not exist yet or gained partitions. Its committed group offsets make this safe."""
-        with self._lock:
-            sinks = [r for r in self._tasks.values() if isinstance(r.task, SinkTask) and not r.stopping]
-        for run in sinks:
-            topics = [t.strip() for t in run.ctx.config.get("topics", "").split(",") if t.strip()]
-            total = int(run.ctx.config.get("sparklink.task.count", "1"))
-            try:
-                now = kafka_io.assign_partitions(self.bootstrap_servers, topics, run.task_id, total)
-            except Exception:  # metadata unavailable for a moment: try again next round
-                log.debug("re-checking partitions of %s-%d", run.connector, run.task_id, exc_info=True)
-                continue
-            if now == run.extra.get("assigned") or (run.query is not None and not run.query.isActive):
-                continue
-            with self._control:
-                if self._tasks.get(run.key) is not run or run.stopping:
-                    continue  # stopped or replaced meanwhile
-                log.info("task %s-%d: partitions changed to %s; restarting its query", run.connector, run.task_id, now)
-                try:
-                    connector_config = run.extra.get("connector_config")
-                    self._start_task(run.connector, run.task_id, type(run.task)(), run.ctx.config, connector_config)
-                except Exception as exc:
-                    self.events.task_failed(run.connector, run.task_id, f"re-assigning partitions failed: {exc}")
-
-    def _on_terminated(self, query_id: str, exception: str | None) -> None:
-        with self._lock:
-            run = self._by_query.pop(query_id, None)
-            if run is None:
-                self._early_exits[query_id] = exception
-                return
-        if run.stopping or not exception or run.extra.get("reported"):
-            return
-        run.extra["reported"] = True
-        # The Python traceback from inside the batch names the real cause; Spark's own text wraps it
-        # in Py4J frames. Keep both: cause first.
-        trace = run.extra.get("error", "")
-        trace = f"{trace}\nCaused by query termination:\n{exception}" if trace else exception
-        log.error("task %s-%d failed: %s", run.connector, run.task_id, trace.strip().splitlines()[-1][:300])
-        self.events.task_failed(run.connector, run.task_id, trace)
-
-
-class TaskBatchError(RuntimeError):
-    """Fails a task's query with a short message; the full trace stays with the task's status."""
-
-
-@contextmanager
-def _remember_error(run: RunningTask) -> Iterator[None]:
-    try:
-        yield
-    except Exception as exc:
-        if run.stopping:
-            # The batch was cut short by our own stop: its offsets were not recorded, so the next
-            # run replays it. Ending quietly lets the query stop without an error trace.
-            log.debug("batch of %s-%d interrupted by stop: %s", run.connector, run.task_id, exc)
-            return
-        summary = "".join(traceback.format_exception_only(exc)).strip()
-        run.extra["error"] = summary + "\n" + traceback.format_exc()
-        # Spark runs regexes over the failure text of a query; a long Py4J-wrapped trace can overflow
-        # the stream thread's stack and kill it before the termination event is sent.
-        raise TaskBatchError(summary.splitlines()[0][:500]) from None
-
-
-def _topics(records: DataFrame) -> list[str]:
-    return [r[0] for r in records.select("topic").distinct().collect()]
-
-
-def task_producer_config(config: dict[str, str]) -> dict[str, str]:
-    """Connect's `producer.override.*` settings of a task (the DLQ producer of a sink uses them)."""
-    prefix = "producer.override."
-    return {k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)}
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:60]
-
-
-def _make_listener_base() -> type:
-    from pyspark.sql.streaming.listener import StreamingQueryListener
-
-    return StreamingQueryListener
-
-
-class _Listener(_make_listener_base()):  # type: ignore[misc]
-    """Turns query termination into a callback; Spark calls it from its listener-bus thread."""
-
-    def __init__(self, on_terminated: Callable[[str, str | None], None]) -> None:
-        self._on_terminated = on_terminated
-
-    def onQueryStarted(self, event: Any) -> None:
-        pass
-
-    def onQueryProgress(self, event: Any) -> None:
-        pass
-
-    def onQueryIdle(self, event: Any) -> None:
-        pass
-
-    def onQueryTerminated(self, event: Any) -> None:
-        try:
-            self._on_terminated(str(event.id), event.exception)
-        except Exception:  # never let a reporting error kill Spark's listener thread
-            log.exception("handling termination of query %s", event.id)
+            names = list(self._connectors)
+        for name in names:
+            self.stop_connector(name)

@@ -1,76 +1,95 @@
-"""The herder: every action on connectors goes through here; REST and CLI are thin wrappers.
+"""The standalone herder: decides what every connector should be doing and keeps the stores in step.
 
-It keeps the three stores (config, status, offsets) and the worker (task queries) in step. One worker,
-one herder: connector instances run in this process and each task is a Spark query started by the
-worker. A restarted herder rebuilds everything from the stores' topics.
+It owns the state machine (target states, statuses, task configs, KIP-745 restarts, KIP-875 offsets)
+and tells its worker (execution/worker.py) which connector instances and task queries to run; it
+never touches Spark itself. One worker, one herder; a restarted herder rebuilds everything from the
+stores' topics. Callers: the REST API and the CLI through the `Herder` Protocol (model.py), the
+worker through `TaskEvents`, and connector instances through their `ConnectorContext`.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from dataclasses import dataclass
+from typing import TypeVar
 
-from sparklink.api.connector import Connector
-from sparklink.api.errors import (
-    AlreadyExistsError,
-    BadRequestError,
-    ConfigValidationError,
-    ForbiddenError,
-    NotFoundError,
+from sparklink.api.config import ConfigKey
+from sparklink.api.connector import ConnectorContext
+from sparklink.api.errors import AlreadyExistsError, BadRequestError, NotFoundError
+from sparklink.api.states import State, TargetState
+from sparklink.api.task_config import CONNECTOR_CLASS, sink_group
+from sparklink.herder import offsets, restarts, validation
+from sparklink.herder.lifecycle import Lifecycle, trace
+from sparklink.herder.model import (
+    ConfigInfos,
+    ConnectorInfo,
+    ConnectorOffset,
+    ConnectorState,
+    ConnectorStateInfo,
+    ConnectorTaskId,
+    ConnectorType,
+    PluginInfo,
+    RawConfig,
+    TaskInfo,
+    TaskMetrics,
+    TaskState,
 )
-from sparklink.execution import kafka_io
-from sparklink.execution.worker import Worker
-from sparklink.herder import sink_offsets, source_offsets, validation
-from sparklink.herder.plugins import Plugins
-from sparklink.herder.restarts import RestartPlan, build_plan
-from sparklink.storage import config as cfgstore
-from sparklink.storage import status as st
+from sparklink.herder.runner import ConnectorRunner
+from sparklink.plugins import Plugins
 from sparklink.storage.config import ConfigStore, RestartRequest
+from sparklink.storage.group_offsets import GroupOffsetStore
 from sparklink.storage.offsets import OffsetStore
 from sparklink.storage.status import Status, StatusStore
+from sparklink.transforms import catalog as transform_catalog
 from sparklink.worker_config import WorkerConfig
 
 log = logging.getLogger(__name__)
-
-TASK_COUNT_KEY = "sparklink.task.count"
-STOPPED_REQUIRED = (
-    "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the "
-    "specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint"
-)
+T = TypeVar("T")
 
 
-class Herder:
+@dataclass(frozen=True)
+class Stores:
+    """The herder's four stores; they never import each other."""
+
+    configs: ConfigStore
+    statuses: StatusStore
+    offsets: OffsetStore
+    group_offsets: GroupOffsetStore
+
+
+class StandaloneHerder:
     def __init__(
-        self,
-        config: WorkerConfig,
-        configs: ConfigStore,
-        statuses: StatusStore,
-        offsets: OffsetStore,
-        worker: Worker | None,
-        plugins: Plugins | None = None,
-        cluster_id: str = "",
+        self, config: WorkerConfig, stores: Stores, worker: ConnectorRunner, plugins: Plugins, cluster_id: str = ""
     ) -> None:
         self.config = config
-        self.configs = configs
-        self.statuses = statuses
-        self.offsets = offsets
+        self.configs = stores.configs
+        self.statuses = stores.statuses
+        self.offsets = stores.offsets
+        self.group_offsets = stores.group_offsets
         self.worker = worker
-        self.plugins = plugins or Plugins()
-        self.cluster_id = cluster_id
-        self.worker_id = config.worker_id
-        self.generation = 0
-        self.ready = False
+        self._plugins = plugins
+        self._cluster_id = cluster_id
+        self._offsets_editor = offsets.Editor(stores.offsets, stores.group_offsets, worker)
+        self._run = Lifecycle(self.configs, self.statuses, worker, config.worker_id, self, plugins)
+        self._ready = threading.Event()
         self._lock = threading.RLock()
-        self._instances: dict[str, Connector] = {}
         # Asynchronous work (KIP-745 restarts, task reconfiguration) runs here, one item at a time.
         self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="herder")
 
-    def attach_worker(self, worker: Worker) -> None:
-        self.worker = worker
+    @property
+    def ready(self) -> bool:
+        return self._ready.is_set()
+
+    @property
+    def worker_id(self) -> str:
+        return self.config.worker_id
+
+    @property
+    def cluster_id(self) -> str:
+        return self._cluster_id
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -78,19 +97,20 @@ class Herder:
         self.configs.start()
         self.statuses.start()
         self.offsets.start()
-        for name in self.configs.connectors():
-            self.configs.clear_restart_request(name)  # requests replayed from the log were handled
-        for name in self.configs.connectors():
-            self._start_connector(name)
-        self.ready = True
+        with self._lock:
+            for name in self.configs.connectors():
+                self.configs.clear_restart_request(name)  # requests replayed from the log were handled
+                self._run.start_connector(name)
+        self._ready.set()
 
     def stop(self) -> None:
-        self.ready = False
+        """Stop every task query and connector (recorded UNASSIGNED, as Connect does), then the stores."""
+        self._ready.clear()
         self._background.shutdown(wait=True, cancel_futures=True)
         with self._lock:
-            for name in list(self._instances):
-                self._stop_connector(name, final_state=st.UNASSIGNED)
-        if self.worker is not None:
+            for name in self.configs.connectors():
+                if self.worker.is_running(name):
+                    self._run.stop_connector(name, final_state=State.UNASSIGNED)
             self.worker.close()
         self.configs.stop()
         self.statuses.stop()
@@ -101,142 +121,115 @@ class Herder:
         return self.configs.connectors()
 
     def connector_config(self, name: str) -> dict[str, str]:
-        config = self.configs.connector_config(name)
-        if config is None:
-            raise NotFoundError(f"Connector {name} not found")
-        return config
+        return self._require(name, f"Connector {name} not found")
 
-    def connector_info(self, name: str) -> dict[str, Any]:
+    def connector_info(self, name: str) -> ConnectorInfo:
         config = self.connector_config(name)
-        tasks = self.configs.task_configs(name)
-        return {
-            "name": name,
-            "config": config,
-            "tasks": [{"connector": name, "task": i} for i in range(len(tasks))],
-            "type": self._type_of(config),
-        }
+        tasks = tuple(ConnectorTaskId(name, i) for i in range(len(self.configs.task_configs(name))))
+        return ConnectorInfo(name, config, tasks, self._type_of(config))
 
-    def connector_status(self, name: str) -> dict[str, Any]:
+    def connector_status(self, name: str) -> ConnectorStateInfo:
         status = self.statuses.connector(name)
         config = self.configs.connector_config(name)
         if status is None or config is None:
             raise NotFoundError(f"No status found for connector {name}")
-        tasks = self.statuses.tasks(name)
-        return {
-            "name": name,
-            "connector": _state_entry(status),
-            "tasks": [{"id": i, **_state_entry(s)} for i, s in sorted(tasks.items())],
-            "type": self._type_of(config),
-        }
+        tasks = tuple(_task_state(i, s) for i, s in sorted(self.statuses.tasks(name).items()))
+        connector = ConnectorState(status.state, status.worker_id, status.trace, status.version)
+        return ConnectorStateInfo(name, connector, tasks, self._type_of(config))
 
-    def task_status(self, name: str, task_id: int) -> dict[str, Any]:
+    def task_status(self, name: str, task_id: int) -> TaskState:
         status = self.statuses.task(name, task_id)
         if status is None or self.configs.connector_config(name) is None:
             raise NotFoundError(f"No status found for task {name}-{task_id}")
-        return {"id": task_id, **_state_entry(status)}
+        return _task_state(task_id, status)
 
-    def task_configs(self, name: str) -> list[dict[str, str]]:
+    def task_configs(self, name: str) -> list[TaskInfo]:
         self.connector_config(name)
-        return self.configs.task_configs(name)
+        return [TaskInfo(ConnectorTaskId(name, i), c) for i, c in enumerate(self.configs.task_configs(name))]
 
     # ------------------------------------------------------------------ config changes
-    def create_connector(self, name: str, config: dict[str, str], initial_state: str | None = None) -> dict[str, Any]:
+    def create_connector(self, name: str, config: RawConfig, initial_state: TargetState | None = None) -> ConnectorInfo:
         with self._lock:
             if self.configs.connector_config(name) is not None:
                 raise AlreadyExistsError(f"Connector {name} already exists")
-            config = self._validated(name, config)
-            target = {"RUNNING": cfgstore.STARTED, None: None}.get(initial_state, initial_state)
-            self.configs.put_connector_config(name, config, target)
-            self._start_connector(name)
+            self.configs.put_connector_config(name, self._validated(name, config), initial_state)
+            self._run.start_connector(name)
             return self.connector_info(name)
 
-    def put_connector_config(self, name: str, config: dict[str, str]) -> tuple[bool, dict[str, Any]]:
-        """Create or replace; returns (created, info)."""
+    def put_connector_config(self, name: str, config: RawConfig) -> tuple[bool, ConnectorInfo]:
         with self._lock:
             created = self.configs.connector_config(name) is None
-            config = self._validated(name, config)
+            validated = self._validated(name, config)
             if not created:
-                self._stop_connector(name, final_state=None)
-            self.configs.put_connector_config(name, config)
-            self._start_connector(name, regenerate_tasks=True)
+                self._run.stop_connector(name, final_state=None)
+            self.configs.put_connector_config(name, validated)
+            self._run.start_connector(name, regenerate_tasks=True)
             return created, self.connector_info(name)
 
-    def patch_connector_config(self, name: str, patch: Mapping[str, str | None]) -> dict[str, Any]:
+    def patch_connector_config(self, name: str, patch: Mapping[str, str | None]) -> ConnectorInfo:
         with self._lock:
-            current = self.connector_config(name)
-            merged = {k: v for k, v in {**current, **patch}.items() if v is not None}
-            merged = {k: str(v) for k, v in merged.items()}
-            return self.put_connector_config(name, merged)[1]
+            merged = {**self.connector_config(name), **patch}
+            return self.put_connector_config(name, {k: v for k, v in merged.items() if v is not None})[1]
 
     def delete_connector(self, name: str) -> None:
         with self._lock:
             self.connector_config(name)
-            self._stop_connector(name, final_state=None)
+            self._run.stop_connector(name, final_state=None)
             self.configs.remove_connector(name)
             self.statuses.remove_connector(name)
             self.statuses.remove_topics(name)
-
-    def validate(self, config: dict[str, str]) -> dict[str, list[str]]:
-        return validation.validate(self.plugins, config)
 
     # ------------------------------------------------------------------ target states
     def pause_connector(self, name: str) -> None:
         with self._lock:
             self._require(name, f"Unknown connector {name}")
-            if self.configs.target_state(name) == cfgstore.PAUSED:
+            if self.configs.target_state(name) is TargetState.PAUSED:
                 return
-            self._stop_connector(name, final_state=None)
-            self.configs.put_target_state(name, cfgstore.PAUSED)
+            self._run.stop_connector(name, final_state=None)
+            self.configs.put_target_state(name, TargetState.PAUSED)
             # From STOPPED, pausing regenerates the tasks (paused) like Connect does.
-            self._start_connector(name, regenerate_tasks=not self.configs.task_configs(name))
+            self._run.start_connector(name, regenerate_tasks=not self.configs.task_configs(name))
 
     def resume_connector(self, name: str) -> None:
         with self._lock:
             self._require(name, f"Unknown connector {name}")
-            if self.configs.target_state(name) == cfgstore.STARTED and name in self._instances:
+            if self.configs.target_state(name) is TargetState.STARTED and self.worker.is_running(name):
                 return
-            self._stop_connector(name, final_state=None)
-            self.configs.put_target_state(name, cfgstore.STARTED)
-            self._start_connector(name)
+            self._run.stop_connector(name, final_state=None)
+            self.configs.put_target_state(name, TargetState.STARTED)
+            self._run.start_connector(name)
 
     def stop_connector(self, name: str) -> None:
         """KIP-875 STOPPED: no tasks at all (empty task configs), the connector instance shut down."""
         with self._lock:
             self._require(name, f"Unknown connector {name}")
-            old_tasks = len(self.configs.task_configs(name))
-            self._stop_connector(name, final_state=None)
-            if old_tasks:
+            had_tasks = bool(self.configs.task_configs(name))
+            self._run.stop_connector(name, final_state=None)
+            if had_tasks:
                 self.configs.put_task_configs(name, [])
-            self.configs.put_target_state(name, cfgstore.STOPPED)
+            self.configs.put_target_state(name, TargetState.STOPPED)
             for task_id in self.statuses.tasks(name):
                 self.statuses.remove_task(name, task_id)
-            self._put_connector_status(name, st.STOPPED)
+            self._run.put_status(name, None, State.STOPPED)
 
     # ------------------------------------------------------------------ restarts (KIP-745)
-    def restart_connector(self, name: str, include_tasks: bool, only_failed: bool) -> dict[str, Any] | None:
-        """Connector only and not only-failed: restart now, return None (204). Otherwise record the
-        request, run it in the background and return the plan with RESTARTING marked (202)."""
+    def restart_connector(self, name: str, include_tasks: bool, only_failed: bool) -> ConnectorStateInfo | None:
         self._require(name, f"Unknown connector: {name}")
         if not include_tasks and not only_failed:
             with self._lock:
-                self._restart_instance(name)
+                self._run.restart_instance(name)
             return None
         connector = self.statuses.connector(name)
         if connector is None:
             raise NotFoundError(f"Status for connector {name} not found")
         request = RestartRequest(name, include_tasks, only_failed)
-        plan = build_plan(request, connector, self.statuses.tasks(name))
+        plan = restarts.build_plan(request, connector, self.statuses.tasks(name))
         self.configs.put_restart_request(request)
-        body = self.connector_status(name)
-        if plan.restart_connector:
-            body["connector"]["state"] = st.RESTARTING
-        for task in body["tasks"]:
-            if task["id"] in plan.task_ids:
-                task["state"] = st.RESTARTING
-        if not plan.is_noop:
-            self._background.submit(self._execute_restart, plan)
-        else:
+        body = restarts.marked(plan, self.connector_status(name))
+        if plan.is_noop:
             self.configs.clear_restart_request(name)
+        else:
+            self._background.submit(self._execute_restart, plan)
         return body
 
     def restart_task(self, name: str, task_id: int) -> None:
@@ -245,268 +238,86 @@ class Herder:
             task_configs = self.configs.task_configs(name)
             if not 0 <= task_id < len(task_configs):
                 raise NotFoundError(f"Unknown task: {name}-{task_id}")
-            if self.worker is not None:
-                self.worker.stop_task(name, task_id)
-            self._start_task(name, task_id, task_configs[task_id])
-
-    def _execute_restart(self, plan: RestartPlan) -> None:
-        name = plan.request.connector
-        try:
-            with self._lock:
-                pending = self.configs.pending_restart(name)
-                self.configs.clear_restart_request(name)
-                if self.configs.connector_config(name) is None:
-                    return
-                if pending is not None and pending != plan.request:
-                    # A wider request arrived meanwhile and replaced ours: plan that one instead.
-                    status = self.statuses.connector(name)
-                    if status is not None:
-                        plan = build_plan(pending, status, self.statuses.tasks(name))
-                for task_id in plan.task_ids:
-                    if self.worker is not None:
-                        self.worker.stop_task(name, task_id)
-                    self._put_task_status(name, task_id, st.RESTARTING)
-                if plan.restart_connector:
-                    self._put_connector_status(name, st.RESTARTING)
-                    self._restart_instance(name)
-                task_configs = self.configs.task_configs(name)
-                running = self.configs.target_state(name) == cfgstore.STARTED
-                for task_id in plan.task_ids:
-                    if task_id < len(task_configs):
-                        if running:
-                            self._start_task(name, task_id, task_configs[task_id])
-                        else:
-                            self._put_task_status(name, task_id, _paused_or_stopped(self.configs.target_state(name)))
-        except Exception:
-            log.exception("restart of connector %s failed", name)
-
-    def _restart_instance(self, name: str) -> None:
-        """Restart the Connector instance only; tasks keep running unless their configs change."""
-        self._stop_instance(name)
-        if self._launch_instance(name) is not None:
-            running = self.configs.target_state(name) == cfgstore.STARTED
-            self._put_connector_status(name, st.RUNNING if running else st.PAUSED)
+            self.worker.stop_task(name, task_id)
+            self._run.start_task(name, task_id, task_configs[task_id])
 
     # ------------------------------------------------------------------ offsets (KIP-875)
-    def connector_offsets(self, name: str) -> list[dict[str, Any]]:
+    def connector_offsets(self, name: str) -> list[ConnectorOffset]:
         config = self.connector_config(name)
         if self._type_of(config) == "sink":
-            return sink_offsets.read(self.config.bootstrap_servers, kafka_io.sink_group(name, config))
-        return [{"partition": p, "offset": o} for p, o in self.offsets.get(name)]
+            return offsets.sink_entries(self.group_offsets.read(sink_group(name, config)))
+        return [ConnectorOffset(p, o) for p, o in self.offsets.get(name)]
 
-    def alter_offsets(self, name: str, offsets: list[tuple[Any, Any]]) -> str:
-        return self._modify_offsets(name, offsets)
+    def alter_offsets(self, name: str, entries: Sequence[ConnectorOffset]) -> str:
+        return self._modify_offsets(name, entries)
 
     def reset_offsets(self, name: str) -> str:
         return self._modify_offsets(name, None)
 
-    def _modify_offsets(self, name: str, offsets: list[tuple[Any, Any]] | None) -> str:
-        verb = "altered" if offsets is not None else "reset"
+    def _modify_offsets(self, name: str, entries: Sequence[ConnectorOffset] | None) -> str:
         with self._lock:
             config = self.connector_config(name)
-            if self.configs.target_state(name) != cfgstore.STOPPED or self.configs.task_configs(name):
-                raise BadRequestError(STOPPED_REQUIRED.format(name=name))
-            desc = self.plugins.resolve(config["connector.class"])
-            if desc.type == "sink":
-                group = kafka_io.sink_group(name, config)
-                if offsets is None:
-                    current = sink_offsets.read(self.config.bootstrap_servers, group)
-                    handled = source_offsets.connector_alter(
-                        desc.cls, name, config, [(o["partition"], None) for o in current]
-                    )
-                    sink_offsets.reset(self.config.bootstrap_servers, name, group)
-                else:
-                    changes = sink_offsets.parse(offsets)
-                    handled = source_offsets.connector_alter(desc.cls, name, config, offsets)
-                    sink_offsets.alter(self.config.bootstrap_servers, name, group, changes)
-            else:
-                if offsets is None:
-                    offsets = [(p, None) for p, _ in self.offsets.get(name)]
-                for partition, offset in offsets:
-                    source_offsets.check(partition, offset)
-                handled = source_offsets.connector_alter(desc.cls, name, config, offsets)
-                self.offsets.put(name, offsets)
-        return source_offsets.success_message(verb, handled)
+            if self.configs.target_state(name) is not TargetState.STOPPED or self.configs.task_configs(name):
+                raise BadRequestError(offsets.STOPPED_REQUIRED.format(name=name))
+            sink = self._plugins.resolve(config[CONNECTOR_CLASS]).type == "sink"
+            handled = self._offsets_editor.modify(name, config, sink, entries)
+        return offsets.success_message("altered" if entries is not None else "reset", handled)
 
     # ------------------------------------------------------------------ active topics (KIP-558)
     def active_topics(self, name: str) -> list[str]:
-        if not self.config.topic_tracking_enable:
-            raise ForbiddenError("Topic tracking is disabled.")
+        validation.require_topic_tracking(self.config, reset=False)
         return self.statuses.topics(name)
 
     def reset_active_topics(self, name: str) -> None:
-        if not self.config.topic_tracking_enable:
-            raise ForbiddenError("Topic tracking is disabled.")
-        if not self.config.topic_tracking_allow_reset:
-            raise ForbiddenError("Topic tracking reset is disabled.")
+        validation.require_topic_tracking(self.config, reset=True)
         self.statuses.remove_topics(name)
 
-    # ------------------------------------------------------------------ connector context
+    # ------------------------------------------------------------------ plugins and metrics
+    def plugins(self, connectors_only: bool = True) -> list[PluginInfo]:
+        connectors = [PluginInfo(d.class_name, d.type, d.cls().version()) for d in self._plugins.all()]
+        if connectors_only:
+            return connectors
+        # Connect's order: connectors, then transformations, predicates, converters, header converters.
+        return connectors + [PluginInfo(c.class_name, kind, c.version()) for c, kind in transform_catalog.listing()]
+
+    def plugin_config(self, plugin: str) -> list[ConfigKey]:
+        desc = self._plugins.find(plugin)
+        if desc is None:
+            other = transform_catalog.find_any(plugin)
+            if other is None:
+                raise NotFoundError(f"Unknown plugin {plugin}.")
+            return list(other.config_def().keys.values())
+        return list(validation.definition(desc).keys.values())
+
+    def validate(self, plugin: str, config: RawConfig) -> ConfigInfos:
+        return validation.config_infos(self._plugins, plugin, config, self.config.tasks_max_limit)
+
+    def task_metrics(self) -> list[TaskMetrics]:
+        return [TaskMetrics(c.connector, c.task, c.records, c.batches) for c in self.worker.task_counters()]
+
+    # ------------------------------------------------------------------ connector context and task events
+    def context(self, name: str) -> ConnectorContext:
+        return _Context(self, name)
+
     def request_task_reconfiguration(self, name: str) -> None:
-        self._background.submit(self._reconfigure, name)
+        self._background.submit(self._locked, self._run.reconfigure, name)
 
     def connector_failed(self, name: str, error: Exception) -> None:
-        self._put_connector_status(name, st.FAILED, _trace(error))
+        self._run.put_status(name, None, State.FAILED, trace(error))
 
-    def _reconfigure(self, name: str) -> None:
+    def _execute_restart(self, plan: restarts.RestartPlan) -> None:
+        try:
+            self._locked(self._run.execute_restart, plan)
+        except Exception:
+            log.exception("restart of connector %s failed", plan.request.connector)
+
+    def _locked(self, action: Callable[[T], None], arg: T) -> None:
         with self._lock:
-            instance = self._instances.get(name)
-            config = self.configs.connector_config(name)
-            if instance is None or config is None or self.configs.target_state(name) != cfgstore.STARTED:
-                return
-            old = self.configs.task_configs(name)
-            try:
-                new = self._generate_tasks(name, instance, config)
-            except Exception as exc:
-                self._put_connector_status(name, st.FAILED, _trace(exc))
-                return
-            for task_id in range(len(new), len(old)):
-                if self.worker is not None:
-                    self.worker.stop_task(name, task_id)
-            for task_id, task_config in enumerate(new):
-                if task_id >= len(old) or old[task_id] != task_config:
-                    self._start_task(name, task_id, task_config)
+            action(arg)
 
-    # ------------------------------------------------------------------ internals
-    def _require(self, name: str, message: str) -> dict[str, str]:
-        config = self.configs.connector_config(name)
-        if config is None:
-            raise NotFoundError(message)
-        return config
-
-    def _launch_instance(self, name: str) -> Connector | None:
-        """Start the Connector instance unless the target state is STOPPED; FAILED if it will not start."""
-        config = self.configs.connector_config(name)
-        if config is None:
-            return None
-        if self.configs.target_state(name) == cfgstore.STOPPED:
-            self._put_connector_status(name, st.STOPPED)
-            return None
-        try:
-            instance = self.plugins.resolve(config["connector.class"]).cls()
-            instance.context = _Context(self, name)
-            instance.start(config)
-        except Exception as exc:
-            log.error("connector %s failed to start: %s", name, exc)
-            self._put_connector_status(name, st.FAILED, _trace(exc))
-            return None
-        self._instances[name] = instance
-        return instance
-
-    def _stop_instance(self, name: str) -> None:
-        instance = self._instances.pop(name, None)
-        if instance is not None:
-            try:
-                instance.stop()
-            except Exception:
-                log.exception("connector %s failed while stopping", name)
-
-    def _validated(self, name: str, config: dict[str, str]) -> dict[str, str]:
-        config = {str(k): "" if v is None else str(v) for k, v in config.items()}
-        if "name" in config and config["name"] != name:
-            raise BadRequestError(
-                f"Connector name configuration ({config['name']}) doesn't match connector name in the URL ({name})"
-            )
-        config["name"] = name
-        if not config.get("connector.class"):
-            raise BadRequestError(f"Connector config {_java_map(config)} contains no connector type")
-        self.plugins.resolve(config["connector.class"])
-        errors = {k: v for k, v in self.validate(config).items() if v}
-        if errors:
-            lines = [e for errs in errors.values() for e in errs]
-            raise ConfigValidationError(
-                f"Connector configuration is invalid and contains the following {len(lines)} error(s):\n"
-                + "\n".join(lines)
-                + "\nYou can also find the above list of errors at the endpoint "
-                "`/connector-plugins/{connectorType}/config/validate`",
-                errors,
-            )
-        return config
-
-    def _type_of(self, config: Mapping[str, str]) -> str:
-        desc = self.plugins.find(config.get("connector.class", ""))
-        return desc.type if desc else "unknown"
-
-    def _start_connector(self, name: str, regenerate_tasks: bool = False) -> None:
-        """Bring one connector (and its tasks) to the target state recorded in the config store."""
-        config = self.configs.connector_config(name)
-        instance = self._launch_instance(name)
-        if config is None or instance is None:
-            return
-        target = self.configs.target_state(name)
-        task_configs = self.configs.task_configs(name)
-        if target == cfgstore.PAUSED and not task_configs and not regenerate_tasks:
-            self._put_connector_status(name, st.PAUSED)
-            return
-        if regenerate_tasks or not task_configs:
-            task_configs = self._generate_tasks(name, instance, config)
-        if target == cfgstore.PAUSED:
-            self._put_connector_status(name, st.PAUSED)
-            for i in range(len(task_configs)):
-                self._put_task_status(name, i, st.PAUSED)
-            return
-        self._put_connector_status(name, st.RUNNING)
-        for i, task_config in enumerate(task_configs):
-            self._start_task(name, i, task_config)
-
-    def _generate_tasks(self, name: str, instance: Connector, config: Mapping[str, str]) -> list[dict[str, str]]:
-        max_tasks = int(config.get("tasks.max", "1"))
-        generated = instance.task_configs(max_tasks)[:max_tasks]
-        task_class = type(instance).task_class
-        task_configs = [
-            {
-                **t,
-                "task.class": f"{task_class.__module__}.{task_class.__qualname__}",
-                TASK_COUNT_KEY: str(len(generated)),
-            }
-            for t in generated
-        ]
-        old = len(self.configs.task_configs(name))
-        if task_configs != self.configs.task_configs(name):
-            self.configs.put_task_configs(name, task_configs)
-        for i in range(len(task_configs), old):
-            self.statuses.remove_task(name, i)
-        return task_configs
-
-    def _start_task(self, name: str, task_id: int, task_config: dict[str, str]) -> None:
-        if self.worker is None:
-            self._put_task_status(name, task_id, st.UNASSIGNED)
-            return
-        # RUNNING goes first: a query that fails on its first batch reports FAILED from Spark's
-        # listener thread, and that report must not be overwritten by a late RUNNING.
-        self._put_task_status(name, task_id, st.RUNNING)
-        try:
-            config = self.configs.connector_config(name) or {}
-            task = self.plugins.resolve(config["connector.class"]).cls.task_class()
-            self.worker.start_task(name, task_id, task, task_config, config)
-        except Exception as exc:
-            log.error("task %s-%d failed to start: %s", name, task_id, exc)
-            self._put_task_status(name, task_id, st.FAILED, _trace(exc))
-
-    def _stop_tasks(self, name: str, final_state: str | None) -> None:
-        for task_id in range(len(self.configs.task_configs(name))):
-            if self.worker is not None:
-                self.worker.stop_task(name, task_id)
-            if final_state is not None:
-                self._put_task_status(name, task_id, final_state)
-
-    def _stop_connector(self, name: str, final_state: str | None) -> None:
-        self._stop_tasks(name, final_state)
-        self._stop_instance(name)
-        if final_state is not None:
-            self._put_connector_status(name, final_state)
-
-    def _put_connector_status(self, name: str, state: str, trace: str | None = None) -> None:
-        self.statuses.put_connector(name, Status(state, self.worker_id, trace, self.generation))
-
-    def _put_task_status(self, name: str, task_id: int, state: str, trace: str | None = None) -> None:
-        self.statuses.put_task(name, task_id, Status(state, self.worker_id, trace, self.generation))
-
-    # ------------------------------------------------------------------ TaskEvents (from the worker)
     def task_failed(self, connector: str, task_id: int, trace: str) -> None:
-        if self.configs.connector_config(connector) is None:
-            return
-        self._put_task_status(connector, task_id, st.FAILED, trace)
+        if self.configs.connector_config(connector) is not None:
+            self._run.put_status(connector, task_id, State.FAILED, trace)
 
     def topics_seen(self, connector: str, task_id: int, topics: list[str]) -> None:
         if not self.config.topic_tracking_enable:
@@ -515,11 +326,25 @@ class Herder:
             if not self.statuses.has_topic(connector, topic):
                 self.statuses.put_topic(connector, topic, task_id)
 
+    # ------------------------------------------------------------------ internals
+    def _require(self, name: str, message: str) -> dict[str, str]:
+        config = self.configs.connector_config(name)
+        if config is None:
+            raise NotFoundError(message)
+        return config
+
+    def _validated(self, name: str, config: RawConfig) -> dict[str, str]:
+        return validation.validated(self._plugins, name, config, self.config.tasks_max_limit)
+
+    def _type_of(self, config: Mapping[str, str]) -> ConnectorType:
+        desc = self._plugins.find(config.get(CONNECTOR_CLASS, ""))
+        return desc.cls.type if desc else "unknown"
+
 
 class _Context:
     """The ConnectorContext a connector instance gets; calls back into the herder."""
 
-    def __init__(self, herder: Herder, name: str) -> None:
+    def __init__(self, herder: StandaloneHerder, name: str) -> None:
         self._herder = herder
         self._name = name
 
@@ -530,20 +355,5 @@ class _Context:
         self._herder.connector_failed(self._name, error)
 
 
-def _paused_or_stopped(target: str) -> str:
-    return st.PAUSED if target == cfgstore.PAUSED else st.STOPPED
-
-
-def _state_entry(status: Status) -> dict[str, Any]:
-    entry: dict[str, Any] = {"state": status.state, "worker_id": status.worker_id}
-    if status.trace:
-        entry["trace"] = status.trace
-    return entry
-
-
-def _trace(exc: BaseException) -> str:
-    return "".join(traceback.format_exception(exc))
-
-
-def _java_map(config: Mapping[str, str]) -> str:
-    return "{" + ", ".join(f"{k}={v}" for k, v in config.items()) + "}"
+def _task_state(task_id: int, status: Status) -> TaskState:
+    return TaskState(status.state, status.worker_id, status.trace, status.version, id=task_id)

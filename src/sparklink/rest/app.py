@@ -1,13 +1,19 @@
-"""The FastAPI application: routers, the error mapper, and tolerance for what real clients send."""
+"""The FastAPI application: routers, the error mapper, and tolerance for what real clients send.
+
+The app is served before the worker has loaded its stores, so `/health` can say "starting"; the
+runtime hands it the herder with `attach` once the herder exists.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sparklink import __version__
-from sparklink.herder.herder import Herder
-from sparklink.rest import connectors, errors, loggers, metrics, plugins, root
+from sparklink.herder.model import Herder
+from sparklink.rest import connectors, deps, errors, loggers, metrics, openapi, plugins, root
 
 
 class StripTrailingSlash:
@@ -27,27 +33,34 @@ class StripTrailingSlash:
 class RefuseWritesWhileStarting:
     """Until the stores are loaded, changes get 503 with Connect's error body (reads and /health pass)."""
 
-    def __init__(self, app: ASGIApp, herder: Herder) -> None:
+    def __init__(self, app: ASGIApp, herder: Callable[[], Herder | None]) -> None:
         self.app = app
         self.herder = herder
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] not in ("GET", "HEAD") and not self.herder.ready:
-            response = errors.error_body(503, "Worker is still starting up; retry in a few seconds (GET /health)")
-            await response(scope, receive, send)
-            return
+        if scope["type"] == "http" and scope["method"] not in ("GET", "HEAD"):
+            herder = self.herder()
+            if herder is None or not herder.ready:
+                await errors.error_body(503, deps.STARTING)(scope, receive, send)
+                return
         await self.app(scope, receive, send)
 
 
-def create_app(herder: Herder) -> FastAPI:
+def create_app(herder: Herder | None = None) -> FastAPI:
     app = FastAPI(title="sparklink Connect REST API", version=__version__, redirect_slashes=False)
     app.state.herder = herder
     errors.install(app)
+    openapi.install(app)
     app.include_router(root.router)
     app.include_router(connectors.router)
     app.include_router(plugins.router)
     app.include_router(loggers.router)
     app.include_router(metrics.router)
-    app.add_middleware(RefuseWritesWhileStarting, herder=herder)
+    app.add_middleware(RefuseWritesWhileStarting, herder=lambda: app.state.herder)
     app.add_middleware(StripTrailingSlash)
     return app
+
+
+def attach(app: FastAPI, herder: Herder) -> None:
+    """Serve this herder from now on (its `ready` still gates changes)."""
+    app.state.herder = herder

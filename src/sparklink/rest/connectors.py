@@ -2,26 +2,45 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+from urllib.parse import quote
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 
 from sparklink.api.errors import BadRequestError, NotFoundError
+from sparklink.api.states import TargetState
+from sparklink.herder import model
+from sparklink.rest import openapi
 from sparklink.rest.body import as_config, json_body, parse_bool
 from sparklink.rest.deps import HerderDep
+from sparklink.rest.entities import (
+    ConnectorInfo,
+    ConnectorOffsets,
+    ConnectorStateInfo,
+    Message,
+    TaskInfo,
+    TaskState,
+)
 
-router = APIRouter(prefix="/connectors", tags=["connectors"])
+router = APIRouter(prefix="/connectors", tags=["connectors"], responses=openapi.ERRORS)
 
 CREATE_FIELDS = {"name", "config", "initial_state"}
-INITIAL_STATES = {"RUNNING", "PAUSED", "STOPPED"}
+INITIAL_STATES = {"RUNNING": TargetState.STARTED, "PAUSED": TargetState.PAUSED, "STOPPED": TargetState.STOPPED}
+T = TypeVar("T")
 
 
 # Reads answer from the stores' in-memory views without blocking, so they run on the event loop
 # rather than hopping to the thread pool (which competes with Spark's callbacks for the GIL).
 @router.get("")
-async def list_connectors(herder: HerderDep, request: Request) -> Any:
-    expand = request.query_params.getlist("expand")
+async def list_connectors(
+    herder: HerderDep,
+    expand: Annotated[
+        list[str] | None, Query(description="status and/or info: add each connector's status and info")
+    ] = None,
+) -> Any:
     names = herder.connectors()
     if not expand:
         return names
@@ -30,16 +49,18 @@ async def list_connectors(herder: HerderDep, request: Request) -> Any:
         entry: dict[str, Any] = {}
         try:
             if "status" in expand:
-                entry["status"] = herder.connector_status(name)
+                entry["status"] = ConnectorStateInfo.of(herder.connector_status(name)).json_body()
             if "info" in expand:
-                entry["info"] = herder.connector_info(name)
+                entry["info"] = ConnectorInfo.of(herder.connector_info(name)).json_body()
         except NotFoundError:
             continue  # deleted while we were listing
         out[name] = entry
     return out
 
 
-@router.post("", status_code=201)
+@router.post(
+    "", status_code=201, response_model=ConnectorInfo, openapi_extra=openapi.body(openapi.CreateConnectorRequest)
+)
 async def create_connector(herder: HerderDep, request: Request) -> JSONResponse:
     body = await json_body(request)
     if not isinstance(body, dict):
@@ -47,30 +68,33 @@ async def create_connector(herder: HerderDep, request: Request) -> JSONResponse:
     unknown = sorted(set(body) - CREATE_FIELDS)
     if unknown:
         raise BadRequestError(f"Unrecognized field(s) {unknown}; a create request has only {sorted(CREATE_FIELDS)}")
-    config = {k: v for k, v in as_config(body.get("config") or {}).items() if v is not None}
-    name = str(body.get("name") if body.get("name") is not None else config.get("name", "")).strip()
+    raw_name = body.get("name")
+    if raw_name is not None and not isinstance(raw_name, str):
+        raise BadRequestError(f"The connector name must be a JSON string, not {type(raw_name).__name__}")
+    config = as_config(body.get("config") or {})
+    # Connect trims the POSTed name (ConnectorsResource#createConnector).
+    name = (raw_name if raw_name is not None else config.get("name") or "").strip()
     if not name:
         raise BadRequestError("Connector name cannot be empty: set 'name' in the request")
-    if any(ord(c) < 32 or ord(c) == 127 for c in name):
-        raise BadRequestError(f"Connector name {name!r} must not contain control characters")
-    if "name" in config and config["name"] != name:
-        raise BadRequestError(
-            f"Connector name configuration ({config['name']}) doesn't match connector name in the URL ({name})"
-        )
     initial = body.get("initial_state")
+    target = None
     if initial is not None:
-        initial = str(initial).upper()
-        if initial not in INITIAL_STATES:
-            raise BadRequestError(
-                f"initial_state must be one of {sorted(INITIAL_STATES)}, not {body['initial_state']!r}"
-            )
-    info = await _in_thread(herder.create_connector, name, config, initial)
-    return JSONResponse(info, status_code=201, headers={"Location": f"/connectors/{name}"})
+        target = INITIAL_STATES.get(str(initial).upper())
+        if target is None:
+            raise BadRequestError(f"initial_state must be one of {sorted(INITIAL_STATES)}, not {initial!r}")
+    info = await _in_thread(herder.create_connector, name, config, target)
+    return _created(request, info)
 
 
-@router.get("/{name}")
-async def get_connector(herder: HerderDep, name: str) -> dict[str, Any]:
-    return herder.connector_info(name)
+def _created(request: Request, info: model.ConnectorInfo) -> JSONResponse:
+    # Absolute and percent-encoded, as Jersey's UriBuilder makes it: a header value must be plain ASCII.
+    location = f"{str(request.base_url).rstrip('/')}/connectors/{quote(info.name, safe='')}"
+    return JSONResponse(ConnectorInfo.of(info).json_body(), status_code=201, headers={"Location": location})
+
+
+@router.get("/{name}", response_model=ConnectorInfo)
+async def get_connector(herder: HerderDep, name: str) -> ConnectorInfo:
+    return ConnectorInfo.of(herder.connector_info(name))
 
 
 @router.get("/{name}/config")
@@ -78,44 +102,46 @@ async def get_config(herder: HerderDep, name: str) -> dict[str, str]:
     return herder.connector_config(name)
 
 
-@router.put("/{name}/config")
+@router.put(
+    "/{name}/config",
+    response_model=ConnectorInfo,
+    responses={201: {"model": ConnectorInfo}},
+    openapi_extra=openapi.body(openapi.CONFIG_MAP),
+)
 async def put_config(herder: HerderDep, name: str, request: Request) -> JSONResponse:
-    config = {k: v for k, v in as_config(await json_body(request)).items() if v is not None}
+    config = as_config(await json_body(request))
     created, info = await _in_thread(herder.put_connector_config, name, config)
     if created:
-        return JSONResponse(info, status_code=201, headers={"Location": f"/connectors/{name}"})
-    return JSONResponse(info, status_code=200)
+        return _created(request, info)
+    return JSONResponse(ConnectorInfo.of(info).json_body(), status_code=200)
 
 
-@router.patch("/{name}/config")
-async def patch_config(herder: HerderDep, name: str, request: Request) -> dict[str, Any]:
+@router.patch("/{name}/config", response_model=ConnectorInfo, openapi_extra=openapi.body(openapi.CONFIG_MAP))
+async def patch_config(herder: HerderDep, name: str, request: Request) -> ConnectorInfo:
     patch = as_config(await json_body(request), "config patch")
-    info: dict[str, Any] = await _in_thread(herder.patch_connector_config, name, patch)
-    return info
+    return ConnectorInfo.of(await _in_thread(herder.patch_connector_config, name, patch))
 
 
-@router.get("/{name}/status")
-async def get_status(herder: HerderDep, name: str) -> dict[str, Any]:
-    return herder.connector_status(name)
+@router.get("/{name}/status", response_model=ConnectorStateInfo)
+async def get_status(herder: HerderDep, name: str) -> JSONResponse:
+    return JSONResponse(ConnectorStateInfo.of(herder.connector_status(name)).json_body())
 
 
-@router.get("/{name}/tasks")
-async def get_tasks(herder: HerderDep, name: str) -> list[dict[str, Any]]:
-    return [
-        {"id": {"connector": name, "task": i}, "config": config} for i, config in enumerate(herder.task_configs(name))
-    ]
+@router.get("/{name}/tasks", response_model=list[TaskInfo])
+async def get_tasks(herder: HerderDep, name: str) -> list[TaskInfo]:
+    return [TaskInfo.of(t) for t in herder.task_configs(name)]
 
 
 @router.get("/{name}/tasks-config")
 async def get_tasks_config(herder: HerderDep, name: str) -> dict[str, dict[str, str]]:
-    return {f"{name}-{i}": config for i, config in enumerate(herder.task_configs(name))}
+    return {f"{t.id.connector}-{t.id.task}": dict(t.config) for t in herder.task_configs(name)}
 
 
-@router.get("/{name}/tasks/{task}/status")
-async def get_task_status(herder: HerderDep, name: str, task: str) -> dict[str, Any]:
+@router.get("/{name}/tasks/{task}/status", response_model=TaskState)
+async def get_task_status(herder: HerderDep, name: str, task: str) -> JSONResponse:
     if not task.lstrip("-").isdigit():
         raise NotFoundError(f"No status found for task {name}-{task}")
-    return herder.task_status(name, int(task))
+    return JSONResponse(TaskState.of(herder.task_status(name, int(task))).json_body())
 
 
 @router.delete("/{name}", status_code=204)
@@ -124,10 +150,8 @@ async def delete_connector(herder: HerderDep, name: str) -> Response:
     return Response(status_code=204)
 
 
-async def _in_thread(fn: Any, *args: Any) -> Any:
+async def _in_thread(fn: Callable[..., T], *args: object) -> T:
     # Herder calls block (Kafka writes, Spark query starts); keep the event loop free.
-    from starlette.concurrency import run_in_threadpool
-
     return await run_in_threadpool(fn, *args)
 
 
@@ -150,14 +174,19 @@ async def stop(herder: HerderDep, name: str) -> Response:
     return Response(status_code=204)
 
 
-@router.post("/{name}/restart")
-async def restart(herder: HerderDep, name: str, request: Request) -> Response:
-    include_tasks = parse_bool(request.query_params.get("includeTasks"))
-    only_failed = parse_bool(request.query_params.get("onlyFailed"))
-    plan = await _in_thread(herder.restart_connector, name, include_tasks, only_failed)
+@router.post("/{name}/restart", status_code=204, responses={202: {"model": ConnectorStateInfo}})
+async def restart(
+    herder: HerderDep,
+    name: str,
+    include_tasks: Annotated[str | None, openapi.flag("includeTasks", "false")] = None,
+    only_failed: Annotated[str | None, openapi.flag("onlyFailed", "false")] = None,
+) -> Response:
+    include = parse_bool("includeTasks", include_tasks)
+    only = parse_bool("onlyFailed", only_failed)
+    plan = await _in_thread(herder.restart_connector, name, include, only)
     if plan is None:
         return Response(status_code=204)
-    return JSONResponse(plan, status_code=202)
+    return JSONResponse(ConnectorStateInfo.of(plan).json_body(), status_code=202)
 
 
 @router.post("/{name}/tasks/{task}/restart", status_code=204)
@@ -169,13 +198,13 @@ async def restart_task(herder: HerderDep, name: str, task: str) -> Response:
 
 
 # ---------------------------------------------------------------------- offsets (KIP-875)
-@router.get("/{name}/offsets")
-async def get_offsets(herder: HerderDep, name: str) -> dict[str, Any]:
-    return {"offsets": await _in_thread(herder.connector_offsets, name)}
+@router.get("/{name}/offsets", response_model=ConnectorOffsets)
+async def get_offsets(herder: HerderDep, name: str) -> ConnectorOffsets:
+    return ConnectorOffsets.of(await _in_thread(herder.connector_offsets, name))
 
 
-@router.patch("/{name}/offsets")
-async def alter_offsets(herder: HerderDep, name: str, request: Request) -> dict[str, str]:
+@router.patch("/{name}/offsets", response_model=Message, openapi_extra=openapi.body(openapi.ALTER_OFFSETS))
+async def alter_offsets(herder: HerderDep, name: str, request: Request) -> Message:
     body = await json_body(request, required=False)
     if body is not None and not isinstance(body, dict):
         raise BadRequestError(
@@ -193,13 +222,13 @@ async def alter_offsets(herder: HerderDep, name: str, request: Request) -> dict[
         extra = sorted(set(entry) - {"partition", "offset"})
         if extra:
             raise BadRequestError(f"Unrecognized field(s) {extra} in an offsets entry; allowed: 'partition', 'offset'")
-    pairs = [(e.get("partition"), e.get("offset")) for e in entries]
-    return {"message": await _in_thread(herder.alter_offsets, name, pairs)}
+    changes = [model.ConnectorOffset(e.get("partition"), e.get("offset")) for e in entries]
+    return Message(message=await _in_thread(herder.alter_offsets, name, changes))
 
 
-@router.delete("/{name}/offsets")
-async def reset_offsets(herder: HerderDep, name: str) -> dict[str, str]:
-    return {"message": await _in_thread(herder.reset_offsets, name)}
+@router.delete("/{name}/offsets", response_model=Message)
+async def reset_offsets(herder: HerderDep, name: str) -> Message:
+    return Message(message=await _in_thread(herder.reset_offsets, name))
 
 
 # ---------------------------------------------------------------------- active topics (KIP-558)

@@ -1,4 +1,4 @@
-"""Dependency aliases for routes: the herder of the running app."""
+"""Dependency aliases for routes: the herder of the running app (503 until the worker has one)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,25 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from sparklink.herder.herder import Herder
+from sparklink.api.errors import ConnectError
+from sparklink.herder.model import Herder
+
+STARTING = "Worker is still starting up; retry in a few seconds (GET /health)"
+
+
+class StartingError(ConnectError):
+    status = 503
+
+
+def current_herder(request: Request) -> Herder | None:
+    herder: Herder | None = request.app.state.herder
+    return herder
 
 
 def get_herder(request: Request) -> Herder:
-    herder: Herder = request.app.state.herder
+    herder = current_herder(request)
+    if herder is None:
+        raise StartingError(STARTING)
     return herder
 
 

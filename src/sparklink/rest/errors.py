@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -16,8 +17,8 @@ log = logging.getLogger(__name__)
 REASONS = {404: "Not Found", 405: "Method Not Allowed", 415: "Unsupported Media Type"}
 
 
-def error_body(status: int, message: str) -> JSONResponse:
-    return JSONResponse(status_code=status, content={"error_code": status, "message": message})
+def error_body(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(status_code=status, content={"error_code": status, "message": message}, headers=headers)
 
 
 def install(app: FastAPI) -> None:
@@ -35,7 +36,8 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(HTTPException)
     async def http_error(_request: Request, exc: HTTPException) -> JSONResponse:
         reason = REASONS.get(exc.status_code, str(exc.detail))
-        return error_body(exc.status_code, f"HTTP {exc.status_code} {reason}")
+        # Starlette puts the allowed methods of a 405 into `Allow`, as HTTP requires; keep them.
+        return error_body(exc.status_code, f"HTTP {exc.status_code} {reason}", exc.headers)
 
     @app.exception_handler(Exception)
     async def unexpected(_request: Request, exc: Exception) -> JSONResponse:

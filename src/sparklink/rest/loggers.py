@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from sparklink.api.errors import BadRequestError, NotFoundError
+from sparklink.rest import openapi
 from sparklink.rest.body import json_body
 
-router = APIRouter(prefix="/admin/loggers", tags=["loggers"])
+router = APIRouter(prefix="/admin/loggers", tags=["loggers"], responses=openapi.ERRORS)
 
 TO_PYTHON = {
     "OFF": logging.CRITICAL + 10,
@@ -28,6 +29,7 @@ TO_PYTHON = {
     "ALL": logging.NOTSET,
 }
 _modified: dict[str, int] = {}
+SCOPES = {"enum": ["worker", "cluster"]}
 
 
 def _level_name(level: int) -> str:
@@ -62,8 +64,14 @@ def get_logger(name: str) -> dict[str, Any]:
     return _entry(name)
 
 
-@router.put("/{name}")
-async def set_level(name: str, request: Request) -> Response:
+@router.put("/{name}", response_model=list[str], openapi_extra=openapi.body(openapi.LoggerLevelRequest))
+async def set_level(
+    name: str,
+    request: Request,
+    scope: Annotated[
+        str | None, Query(description="worker (default) or cluster", json_schema_extra={"enum": ["worker", "cluster"]})
+    ] = None,
+) -> Response:
     body = await json_body(request, required=False)
     level = body.get("level") if isinstance(body, dict) else None
     if not level:
@@ -71,13 +79,18 @@ async def set_level(name: str, request: Request) -> Response:
     python_level = TO_PYTHON.get(str(level).upper())
     if python_level is None:
         raise NotFoundError(f"invalid log level '{level}'.")
-    scope = (request.query_params.get("scope") or "worker").lower()
+    scope = (scope or "worker").lower()
     prefix = "" if name == "root" else name
-    affected = [name, *sorted(n for n in logging.root.manager.loggerDict if prefix and n.startswith(prefix + "."))]
-    now = int(time.time() * 1000)
-    for logger_name in affected:
+    namespace = [name, *sorted(n for n in logging.root.manager.loggerDict if prefix and n.startswith(prefix + "."))]
+    before = {n: _entry(n)["level"] for n in namespace}
+    for logger_name in namespace:
         logging.getLogger(None if logger_name == "root" else logger_name).setLevel(python_level)
+    # Connect (Loggers#setLevel) answers with the loggers whose level changed, sorted; only they
+    # get a new last_modified.
+    now = int(time.time() * 1000)
+    changed = sorted(n for n in namespace if _entry(n)["level"] != before[n])
+    for logger_name in changed:
         _modified[logger_name] = now
     if scope == "cluster":
         return Response(status_code=204)
-    return JSONResponse(affected)
+    return JSONResponse(changed)

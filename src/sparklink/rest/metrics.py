@@ -1,4 +1,4 @@
-"""`GET /metrics`: Prometheus metrics of the worker, read from the herder and the task worker at scrape time.
+"""`GET /metrics`: Prometheus metrics of the worker, read through the herder at scrape time.
 
 Names follow Prometheus conventions; every series carries the connector (and task) it describes.
 """
@@ -12,12 +12,13 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from sparklink.herder.herder import Herder
+from sparklink.api.errors import NotFoundError
+from sparklink.api.states import State
+from sparklink.herder.model import Herder
 from sparklink.rest.deps import HerderDep
-from sparklink.storage import status as st
 
 router = APIRouter(tags=["metrics"])
-STATES = (st.UNASSIGNED, st.RUNNING, st.PAUSED, st.FAILED, st.RESTARTING, st.STOPPED)
+STATES = tuple(s for s in State if s is not State.DESTROYED)
 
 
 class HerderCollector(Collector):
@@ -32,12 +33,15 @@ class HerderCollector(Collector):
             "sparklink_task_state", "1 for the state each task is in", labels=["connector", "task", "state"]
         )
         for name in self.herder.connectors():
-            status = self.herder.statuses.connector(name)
+            try:
+                status = self.herder.connector_status(name)
+            except NotFoundError:  # no status yet, or deleted while we were listing
+                continue
             for state in STATES:
-                connectors.add_metric([name, state], 1.0 if status and status.state == state else 0.0)
-            for task_id, task_status in self.herder.statuses.tasks(name).items():
+                connectors.add_metric([name, state], 1.0 if status.connector.state is state else 0.0)
+            for task in status.tasks:
                 for state in STATES:
-                    tasks.add_metric([name, str(task_id), state], 1.0 if task_status.state == state else 0.0)
+                    tasks.add_metric([name, str(task.id), state], 1.0 if task.state is state else 0.0)
         yield connectors
         yield tasks
         records = CounterMetricFamily(
@@ -48,11 +52,10 @@ class HerderCollector(Collector):
             "Micro-batches a task has committed since it started",
             labels=["connector", "task"],
         )
-        worker = self.herder.worker
-        for row in worker.metrics() if worker is not None else []:
-            labels = [str(row["connector"]), str(row["task"])]
-            records.add_metric(labels, float(row["records"]))
-            batches.add_metric(labels, float(row["batches"]))
+        for row in self.herder.task_metrics():
+            labels = [row.connector, str(row.task)]
+            records.add_metric(labels, float(row.records))
+            batches.add_metric(labels, float(row.batches))
         yield records
         yield batches
 

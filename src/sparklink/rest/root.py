@@ -3,28 +3,30 @@
 from __future__ import annotations
 
 import functools
-from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from sparklink import __version__
-from sparklink.rest.deps import HerderDep
+from sparklink.rest.deps import HerderDep, current_herder
+from sparklink.rest.entities import ServerInfo, WorkerStatus
 
 router = APIRouter(tags=["root"])
 
 
-@router.get("/")
-async def server_info(herder: HerderDep) -> dict[str, Any]:
-    return {"version": __version__, "commit": _commit(), "kafka_cluster_id": herder.cluster_id}
+@router.get("/", response_model=ServerInfo)
+async def server_info(herder: HerderDep) -> ServerInfo:
+    return ServerInfo(version=__version__, commit=_commit(), kafka_cluster_id=herder.cluster_id)
 
 
-@router.get("/health")
-async def health(herder: HerderDep) -> JSONResponse:
-    if herder.ready:
-        body = {"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."}
-        return JSONResponse(body)
-    return JSONResponse({"status": "starting", "message": "Worker is still starting up."}, status_code=503)
+@router.get("/health", response_model=WorkerStatus, responses={503: {"model": WorkerStatus}})
+async def health(request: Request) -> JSONResponse:
+    herder = current_herder(request)
+    if herder is not None and herder.ready:
+        body = WorkerStatus(status="healthy", message="Worker has completed startup and is ready to handle requests.")
+        return JSONResponse(body.json_body())
+    starting = WorkerStatus(status="starting", message="Worker is still starting up.")
+    return JSONResponse(starting.json_body(), status_code=503)
 
 
 @functools.cache

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sparklink.api.states import TargetState
 from sparklink.storage.backend import Backend, LogStore, decode, encode
-
-STARTED, PAUSED, STOPPED = "STARTED", "PAUSED", "STOPPED"
 
 
 @dataclass(frozen=True)
@@ -32,7 +31,7 @@ class ConfigStore(LogStore):
         self._configs: dict[str, dict[str, str]] = {}
         self._tasks: dict[str, list[dict[str, str]]] = {}
         self._pending_tasks: dict[str, dict[int, dict[str, str]]] = {}
-        self._targets: dict[str, str] = {}
+        self._targets: dict[str, TargetState] = {}
         self._restarts: dict[str, RestartRequest] = {}
 
     # ------------------------------------------------------------------ reads
@@ -49,16 +48,16 @@ class ConfigStore(LogStore):
         with self._lock:
             return [dict(t) for t in self._tasks.get(name, [])]
 
-    def target_state(self, name: str) -> str:
+    def target_state(self, name: str) -> TargetState:
         with self._lock:
-            return self._targets.get(name, STARTED)
+            return self._targets.get(name, TargetState.STARTED)
 
     def pending_restart(self, name: str) -> RestartRequest | None:
         with self._lock:
             return self._restarts.get(name)
 
     # ------------------------------------------------------------------ writes
-    def put_connector_config(self, name: str, config: dict[str, str], target_state: str | None = None) -> None:
+    def put_connector_config(self, name: str, config: dict[str, str], target_state: TargetState | None = None) -> None:
         records = [(f"connector-{name}".encode(), encode({"properties": config}))]
         if target_state is not None:
             records.append(_target_record(name, target_state))
@@ -72,7 +71,7 @@ class ConfigStore(LogStore):
         records.append((f"commit-{name}".encode(), encode({"tasks": len(configs)})))
         self._write(records)
 
-    def put_target_state(self, name: str, state: str) -> None:
+    def put_target_state(self, name: str, state: TargetState) -> None:
         self._write([_target_record(name, state)])
 
     def put_restart_request(self, request: RestartRequest) -> None:
@@ -104,7 +103,7 @@ class ConfigStore(LogStore):
                 if value is None:
                     self._targets.pop(name, None)
                 else:
-                    self._targets[name] = value.get("state.v2", value.get("state", STARTED))
+                    self._targets[name] = TargetState(value.get("state.v2", value.get("state", TargetState.STARTED)))
             elif key.startswith("task-"):
                 name, _, index = key.removeprefix("task-").rpartition("-")
                 if value is not None:
@@ -122,7 +121,7 @@ class ConfigStore(LogStore):
                     self._restarts[name] = request
 
 
-def _target_record(name: str, state: str) -> tuple[bytes, bytes]:
+def _target_record(name: str, state: TargetState) -> tuple[bytes, bytes]:
     # Old workers only read "state", which has no STOPPED; they fall back to PAUSED like Connect's do.
-    legacy = PAUSED if state == STOPPED else state
-    return f"target-state-{name}".encode(), encode({"state": legacy, "state.v2": state})
+    legacy = TargetState.PAUSED if state is TargetState.STOPPED else state
+    return f"target-state-{name}".encode(), encode({"state": str(legacy), "state.v2": str(state)})

@@ -1,8 +1,13 @@
 """A compacted Kafka topic read to its end at start-up and appended to synchronously afterwards.
 
 The Python counterpart of Kafka Connect's KafkaBasedLog, for a single writer: every store replays the
-topic into memory with `read_to_end()`, then each `send()` is acknowledged by the brokers (acks=all)
+topic into memory with `read_all()`, then each `send()` is acknowledged by the brokers (acks=all)
 before the caller updates its in-memory view, so a crash after `send()` returns loses nothing.
+
+A fresh or slow cluster answers "not leader", "leader not available", "coordinator loading" or times
+out for a while after a topic is created (metadata can show a leader before that broker serves as
+one). Every step here retries what Kafka calls retriable, with back-off, up to a deadline, and then
+fails with a message naming the topic, the brokers and what to check.
 """
 
 from __future__ import annotations
@@ -10,15 +15,19 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
+from sparklink.api.errors import RetriableError
 from sparklink.kafka_clients import client_config
+from sparklink.storage.retry import retrying
 
 log = logging.getLogger(__name__)
 
 Record = tuple[bytes | None, bytes | None]
+T = TypeVar("T")
 
 
 class KafkaLog:
@@ -29,18 +38,23 @@ class KafkaLog:
         partitions: int = 1,
         replication_factor: int = 1,
         client_id: str = "sparklink",
+        timeout: float = 120.0,
     ) -> None:
         self.bootstrap_servers = bootstrap_servers
         self.topic = topic
         self.partitions = partitions
         self.replication_factor = replication_factor
+        self.timeout = timeout
         self._producer: Producer | None = None
         self._client_id = client_id
 
-    def start(self, apply: Callable[[bytes | None, bytes | None], None], timeout: float = 60.0) -> None:
+    def start(self, apply: Callable[[bytes | None, bytes | None], None]) -> None:
         """Create the topic if needed (compacted) and replay it through `apply` in log order."""
-        ensure_topic(self.bootstrap_servers, self.topic, self.partitions, self.replication_factor)
-        self._wait_for_leaders(timeout)
+        self._retrying(
+            "creating",
+            lambda: ensure_topic(self.bootstrap_servers, self.topic, self.partitions, self.replication_factor),
+        )
+        self._retrying("waiting for partition leaders of", self._check_leaders)
         self._producer = Producer(
             client_config(
                 self.bootstrap_servers,
@@ -52,24 +66,36 @@ class KafkaLog:
                 },
             )
         )
-        for key, value in self.read_all(timeout):
+        for key, value in self._retrying("reading", self._read_once):
             apply(key, value)
 
-    def _wait_for_leaders(self, timeout: float) -> None:
-        """A topic created a moment ago answers NOT_LEADER until each partition has elected one."""
-        admin = AdminClient(client_config(self.bootstrap_servers))
-        deadline = time.monotonic() + timeout
-        while True:
-            meta = admin.list_topics(self.topic, timeout=10).topics.get(self.topic)
-            partitions = meta.partitions if meta is not None and meta.error is None else {}
-            if partitions and all(p.leader >= 0 and p.error is None for p in partitions.values()):
-                return
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"topic {self.topic} has partitions without a leader after {timeout:.0f}s")
-            time.sleep(0.2)
-
-    def read_all(self, timeout: float = 60.0) -> list[Record]:
+    def read_all(self) -> list[Record]:
         """Every record currently in the topic, partition by partition, oldest first."""
+        return self._retrying("reading", self._read_once)
+
+    def send(self, key: bytes, value: bytes | None) -> None:
+        """Append one record and wait until the brokers acknowledge it."""
+        self.send_many([(key, value)])
+
+    def send_many(self, records: list[tuple[bytes, bytes | None]]) -> None:
+        # Re-sending after a retriable failure is safe: these topics are compacted, latest write wins.
+        self._retrying("writing to", lambda: self._send_once(records))
+
+    def stop(self) -> None:
+        if self._producer is not None:
+            self._producer.flush(10)
+            self._producer = None
+
+    # ------------------------------------------------------------------ one attempt each
+    def _check_leaders(self) -> None:
+        """A topic created a moment ago has partitions without a leader until each has elected one."""
+        admin = AdminClient(client_config(self.bootstrap_servers))
+        meta = admin.list_topics(self.topic, timeout=10).topics.get(self.topic)
+        partitions = meta.partitions if meta is not None and meta.error is None else {}
+        if not partitions or not all(p.leader >= 0 and p.error is None for p in partitions.values()):
+            raise RetriableError("some partitions have no leader yet")
+
+    def _read_once(self) -> list[Record]:
         consumer = Consumer(
             client_config(
                 self.bootstrap_servers,
@@ -78,20 +104,18 @@ class KafkaLog:
         )
         try:
             meta = consumer.list_topics(self.topic, timeout=10).topics[self.topic]
+            if meta.error is not None:
+                raise KafkaException(meta.error)
             parts = sorted(meta.partitions)
-            ends: dict[int, int] = {}
-            for p in parts:
-                _low, high = consumer.get_watermark_offsets(TopicPartition(self.topic, p), timeout=10)
-                ends[p] = high
+            ends = {p: consumer.get_watermark_offsets(TopicPartition(self.topic, p), timeout=10)[1] for p in parts}
             pending = {p for p in parts if ends[p] > 0}
-            if not pending:
-                return []
-            consumer.assign([TopicPartition(self.topic, p, 0) for p in sorted(pending)])
             out: list[Record] = []
-            deadline = time.monotonic() + timeout
+            if pending:
+                consumer.assign([TopicPartition(self.topic, p, 0) for p in sorted(pending)])
+            deadline = time.monotonic() + self.timeout
             while pending:
                 if time.monotonic() > deadline:
-                    raise TimeoutError(f"reading {self.topic} to its end took over {timeout:.0f}s")
+                    raise TimeoutError(f"reading to the end took over {self.timeout:.0f}s")
                 msg = consumer.poll(0.5)
                 if msg is None:
                     continue
@@ -108,28 +132,34 @@ class KafkaLog:
         finally:
             consumer.close()
 
-    def send(self, key: bytes, value: bytes | None, timeout: float = 30.0) -> None:
-        """Append one record and wait until the brokers acknowledge it."""
-        self.send_many([(key, value)], timeout)
-
-    def send_many(self, records: list[tuple[bytes, bytes | None]], timeout: float = 30.0) -> None:
+    def _send_once(self, records: list[tuple[bytes, bytes | None]]) -> None:
         assert self._producer is not None, "KafkaLog.start() first"
-        errors: list[str] = []
+        errors: list[KafkaError] = []
 
-        def on_delivery(err: object, _msg: object) -> None:
+        def on_delivery(err: KafkaError | None, _msg: object) -> None:
             if err is not None:
-                errors.append(str(err))
+                errors.append(err)
 
         for key, value in records:
             self._producer.produce(self.topic, key=key, value=value, on_delivery=on_delivery)
-        remaining = self._producer.flush(timeout)
-        if remaining or errors:
-            raise KafkaException(f"writing to {self.topic} failed: {errors or f'{remaining} unacknowledged'}")
+        remaining = self._producer.flush(30)
+        if errors:
+            raise KafkaException(errors[0])
+        if remaining:
+            raise TimeoutError(f"{remaining} records unacknowledged after 30s")
 
-    def stop(self) -> None:
-        if self._producer is not None:
-            self._producer.flush(10)
-            self._producer = None
+    def _retrying(self, what: str, attempt: Callable[[], T]) -> T:
+        """Run `attempt`, retrying retriable failures with back-off until `self.timeout` has passed."""
+        return retrying(attempt, self.timeout, lambda error, gave_up: self._failure(what, error, gave_up), what)
+
+    def _failure(self, what: str, error: BaseException, gave_up: bool = False) -> str:
+        waited = f" for {self.timeout:.0f}s" if gave_up else ""
+        return (
+            f"{what.capitalize()} internal topic {self.topic} on {self.bootstrap_servers} failed{waited}: {error}. "
+            f"Check that the brokers at {self.bootstrap_servers} are running and reachable, that every partition "
+            f"of {self.topic} has a leader (kafka-topics.sh --describe --topic {self.topic}), and that its "
+            f"replication factor ({self.replication_factor}) is at most the number of brokers."
+        )
 
 
 def ensure_topic(bootstrap: str, topic: str, partitions: int, replication_factor: int) -> None:

@@ -10,26 +10,21 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from sparklink.api.states import State
 from sparklink.storage.backend import Backend, LogStore, decode, encode
 
-UNASSIGNED, RUNNING, PAUSED, FAILED, RESTARTING, STOPPED = (
-    "UNASSIGNED",
-    "RUNNING",
-    "PAUSED",
-    "FAILED",
-    "RESTARTING",
-    "STOPPED",
-)
 TOPIC_PREFIX = "status-topic-"
 TOPIC_SEPARATOR = ":connector-"
 
 
 @dataclass(frozen=True)
 class Status:
-    state: str
+    state: State
     worker_id: str
     trace: str | None = None
     generation: int = 0
+    version: str | None = None
+    """The plugin version that wrote it (Connect 4.x records it; older records have none)."""
 
 
 class StatusStore(LogStore):
@@ -129,10 +124,11 @@ def _topic_key(name: str, topic: str) -> bytes:
 def _encode_status(status: Status) -> bytes:
     return encode(
         {
-            "state": status.state,
+            "state": str(status.state),
             "trace": status.trace,
             "worker_id": status.worker_id,
             "generation": status.generation,
+            "version": status.version,
         }
     )
 
@@ -140,9 +136,11 @@ def _encode_status(status: Status) -> bytes:
 def _decode_status(value: dict[str, object]) -> Status:
     trace = value.get("trace")
     generation = value.get("generation")
+    version = value.get("version")
     return Status(
-        state=str(value["state"]),
+        state=State.parse(str(value["state"])),
         worker_id=str(value.get("worker_id", "")),
         trace=str(trace) if trace else None,
         generation=int(generation) if isinstance(generation, int) else 0,
+        version=str(version) if version is not None else None,
     )

@@ -97,9 +97,14 @@ def _prefixed(definition: cfg.ConfigDef, prefix: str, group: str) -> list[cfg.Co
 
 
 def enriched(config: Mapping[str, str], connector_type: str) -> cfg.ConfigDef:
-    """The connector-level keys plus, per transform and predicate alias, its `type` key and the keys of
-    the plugin it names (prefixed), as Connect's ConnectorConfig.enrich builds them."""
-    out = base(connector_type).merged(cfg.ConfigDef())
+    """The connector-level keys this package owns plus the per-alias keys (`alias_keys`)."""
+    return base(connector_type).merged(alias_keys(config))
+
+
+def alias_keys(config: Mapping[str, str]) -> cfg.ConfigDef:
+    """Per transform and predicate alias, its `type` key and the keys of the plugin it names (prefixed),
+    as Connect's ConnectorConfig.enrich adds them."""
+    out = cfg.ConfigDef()
     for kind, finder in (("transforms", catalog.transformation), ("predicates", catalog.predicate)):
         noun = "transformation" if kind == "transforms" else "predicate"
         for alias in aliases(config, kind):

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from sparklink.transforms import exprs as x
-from sparklink.transforms import schemas
+from sparklink.transforms import spark_types
 from sparklink.transforms.record import Datum, Rec
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ def sql_datum(col: str, data_type: DataType | None) -> Datum:
 
 
 def to_variant(col: str, data_type: DataType) -> str:
-    payload = schemas.payload_of(col, data_type)
+    payload = spark_types.payload_of(col, data_type)
     if data_type.typeName() in ("struct", "map", "array"):
         return f"to_variant_object({payload})"
     return x.to_variant(payload)
@@ -100,7 +100,7 @@ def to_variant(col: str, data_type: DataType) -> str:
 def source_datum(col: str, data_type: DataType, nullable: bool) -> Datum:
     """A source column as Connect data, with the Connect schema its Spark type implies."""
     name = data_type.typeName()
-    schema = schemas.of_spark_type(data_type, nullable)
+    schema = spark_types.of_spark_type(data_type, nullable)
     schema_col = x.variant_of(schema) if schema is not None else None
     if name == "binary":
         return Datum(col, "binary", schema_col)
@@ -110,6 +110,6 @@ def source_datum(col: str, data_type: DataType, nullable: bool) -> Datum:
         return Datum(f"CAST({col} AS BINARY)", "binary")
     if name == "variant":
         return Datum.of_variant(col)
-    payload = schemas.payload_of(col, data_type)
+    payload = spark_types.payload_of(col, data_type)
     json = f"to_json({payload})" if name in ("struct", "map", "array") else f"CAST({payload} AS STRING)"
     return Datum(to_variant(col, data_type), "variant", schema_col, json=json)

@@ -63,7 +63,7 @@ class MirrorHeartbeatTask(SourceTask):
         from pyspark.sql import functions as F
 
         self.settings = s = MirrorSettings.parse(HEARTBEAT_DEF, ctx.config)
-        interceptor.register(ctx.spark)
+        interceptor.require(ctx.spark)
         every = max(1, int(s.interval("emit.heartbeats") or 1))
         ticks = ctx.spark.readStream.format("rate").option("rowsPerSecond", "1").option("numPartitions", "1").load()
         millis = F.unix_millis("timestamp")

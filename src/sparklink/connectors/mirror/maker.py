@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from sparklink.api.config import read_properties
 from sparklink.connectors.mirror import config as mm
 from sparklink.connectors.mirror.config import is_client_key
-from sparklink.worker_config import read_properties
 
 CONNECTORS = (
     "org.apache.kafka.connect.mirror.MirrorSourceConnector",

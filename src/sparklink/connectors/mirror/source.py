@@ -184,7 +184,7 @@ class MirrorSourceTask(SourceTask):
             raise ValueError(f"{TASK_PARTITIONS} names no partitions")
         self.remote = {t: s.policy.format_remote_topic(s.source, t) for t, _ in self.partitions}
         self._stats: tuple[object, list[BatchStats]] | None = None
-        interceptor.register(ctx.spark)
+        interceptor.require(ctx.spark)
         self.syncs: OffsetSyncWriter | None = None
         if s[EMIT_OFFSET_SYNCS]:
             self.syncs = OffsetSyncWriter(s, self.remote)

@@ -1,5 +1,7 @@
 """Finds connector plugins: the built-ins, then the `sparklink.connectors` entry points.
 
+Callers: the herder (validation, plugin listings) and the worker (instantiating connectors and tasks).
+
 `connector.class` may be a short alias (`datagen`), a class name (`DatagenConnector`) or a dotted path
 (`sparklink.connectors.datagen.DatagenConnector`), like Connect's aliases.
 """
@@ -11,8 +13,8 @@ import logging
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 
-from sparklink.api.connector import Connector
-from sparklink.api.errors import BadRequestError
+from sparklink.api.connector import Connector, Task
+from sparklink.api.errors import BadRequestError, ConnectError
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +31,12 @@ class PluginDesc:
     @property
     def type(self) -> str:
         return self.cls.type
+
+    def version(self) -> str:
+        return self.cls().version()
+
+    def task_version(self) -> str:
+        return self.cls.task_class().version()
 
 
 class Plugins:
@@ -62,6 +70,21 @@ class Plugins:
             self._by_name.setdefault(name, desc)
         short = cls.__name__.removesuffix("Connector")
         self._by_name.setdefault(short, desc)
+
+    def task_class(self, path: str) -> type[Task]:
+        """The task class a task config names in `task.class` (module path, then qualified name)."""
+        parts = path.split(".")
+        for split in range(len(parts) - 1, 0, -1):
+            try:
+                found: object = importlib.import_module(".".join(parts[:split]))
+            except ImportError:
+                continue
+            for attr in parts[split:]:
+                found = getattr(found, attr, None)
+            if isinstance(found, type) and issubclass(found, Task):
+                return found
+            break
+        raise ConnectError(f"Task class {path} (from the task config's task.class) is not a loadable Task")
 
     def all(self) -> list[PluginDesc]:
         return sorted(self._descs, key=lambda d: (d.type != "sink", d.class_name))

@@ -21,7 +21,7 @@ from pathlib import Path
 from sparklink.platform import artifacts, process
 
 # The same file-only Log4j 2 set-up and JVM flags as the Connect peer: both run Connect's runtime.
-from sparklink.platform.connect_peer import JVM_OPTS, LOG4J2
+from tests.support.connect_peer import JVM_OPTS, LOG4J2
 
 # Every topic MirrorMaker and its internal Connect workers create, at replication factor 1: for
 # clusters of a single broker, as in tests and benchmarks.

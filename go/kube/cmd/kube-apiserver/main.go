@@ -1,0 +1,18 @@
+// Command kube-apiserver is upstream Kubernetes' API server, built from the published
+// k8s.io/kubernetes module by scripts/kube-binaries.sh for sparklink's local cluster.
+package main
+
+import (
+	"os"
+	_ "time/tzdata" // CronJob time zones work without the host's zoneinfo, as in upstream builds
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"          // --logging-format=json
+	_ "k8s.io/component-base/metrics/prometheus/clientgo" // client-go metrics on /metrics
+	_ "k8s.io/component-base/metrics/prometheus/version"  // the build-info metric
+	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+)
+
+func main() {
+	os.Exit(cli.Run(app.NewAPIServerCommand()))
+}

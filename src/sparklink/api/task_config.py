@@ -1,0 +1,75 @@
+"""Keys of connector and task configs that the runtime itself reads, each declared once.
+
+Connectors put the batch hints into the task configs they generate (e.g. the lake sink's roll
+interval); the runtime adds `task.class` and the task count, and parses every task config once into
+`TaskSettings` when it starts the task. Callers: execution (task queries), the herder (validation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from sparklink.api import config as cfg
+
+# Connect's ConnectorConfig / SinkConnectorConfig keys.
+NAME = "name"
+CONNECTOR_CLASS = "connector.class"
+TASKS_MAX = "tasks.max"
+TASKS_MAX_ENFORCE = "tasks.max.enforce"
+TOPICS = "topics"
+TOPICS_REGEX = "topics.regex"
+GROUP_ID_OVERRIDE = "consumer.override.group.id"
+# Added by the runtime to every task config it generates.
+TASK_CLASS = "task.class"
+TASK_COUNT = "sparklink.task.count"
+# Batch hints a connector may put into its task configs.
+MAX_RECORDS_PER_BATCH = "sparklink.max.records.per.batch"
+MIN_RECORDS_PER_BATCH = "sparklink.min.records.per.batch"
+MAX_BATCH_DELAY_MS = "sparklink.max.batch.delay.ms"
+
+TASK_DEF = (
+    cfg.ConfigDef()
+    .define(cfg.ConfigKey(TOPICS, "LIST", "Topics a sink task reads.", default=""))
+    .define(cfg.ConfigKey(TASK_COUNT, "INT", "How many tasks the connector has.", default=1))
+    .define(cfg.ConfigKey(GROUP_ID_OVERRIDE, "STRING", "The sink's consumer group.", default=None))
+    .define(cfg.ConfigKey(MAX_RECORDS_PER_BATCH, "LONG", "At most this many records per micro-batch.", default=None))
+    .define(
+        cfg.ConfigKey(
+            MIN_RECORDS_PER_BATCH,
+            "LONG",
+            "Start a micro-batch only once this many records wait (or the delay below has passed).",
+            default=None,
+        )
+    )
+    .define(cfg.ConfigKey(MAX_BATCH_DELAY_MS, "LONG", "The longest wait for MIN_RECORDS_PER_BATCH.", default=900_000))
+)
+
+
+@dataclass(frozen=True)
+class TaskSettings:
+    """A task config's runtime keys, parsed once."""
+
+    topics: tuple[str, ...]
+    task_count: int
+    group_id_override: str | None
+    max_records_per_batch: int | None
+    min_records_per_batch: int | None
+    max_batch_delay_ms: int
+
+    @classmethod
+    def parse(cls, config: Mapping[str, str]) -> TaskSettings:
+        values = TASK_DEF.parse(config)
+        return cls(
+            topics=tuple(values[TOPICS]),
+            task_count=max(int(values[TASK_COUNT]), 1),
+            group_id_override=values[GROUP_ID_OVERRIDE] or None,
+            max_records_per_batch=values[MAX_RECORDS_PER_BATCH],
+            min_records_per_batch=values[MIN_RECORDS_PER_BATCH],
+            max_batch_delay_ms=int(values[MAX_BATCH_DELAY_MS]),
+        )
+
+
+def sink_group(connector: str, config: Mapping[str, str]) -> str:
+    """The consumer group of a sink connector: `connect-<name>` unless the config overrides it (Connect's rule)."""
+    return config.get(GROUP_ID_OVERRIDE) or f"connect-{connector}"

@@ -1,0 +1,117 @@
+"""`sparklink operator`: run the Strimzi-compatible operator, and install its CRDs."""
+
+from __future__ import annotations
+
+import logging
+import signal
+from datetime import timedelta
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(
+    help="Run Kafka Connect, connectors and MirrorMaker 2 from Strimzi resources (kafka.strimzi.io/v1).\n\n"
+    "1. Install the CRDs:      sparklink operator crds --apply   (or: sparklink operator crds | kubectl apply -f -)\n\n"
+    "2. Run the operator:      sparklink operator run --kubeconfig ~/.kube/config\n\n"
+    '3. Apply Strimzi manifests: a KafkaConnect with the annotation strimzi.io/use-connector-resources: "true", '
+    "then KafkaConnectors labelled strimzi.io/cluster: <that KafkaConnect>. Restart, offsets and state work "
+    "through Strimzi's annotations and fields.",
+    no_args_is_help=True,
+)
+
+Kubeconfig = Annotated[
+    Path | None,
+    typer.Option(help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the in-cluster account)."),
+]
+
+
+@app.command("run")
+def run(
+    kubeconfig: Kubeconfig = None,
+    namespace: Annotated[
+        list[str] | None,
+        typer.Option("--namespace", "-n", help="Namespace to watch; repeat for several (default: all namespaces)."),
+    ] = None,
+    full_reconcile_interval: Annotated[
+        float, typer.Option(help="Seconds between full passes over every resource (Strimzi: 120).")
+    ] = 120.0,
+    minute_seconds: Annotated[
+        float,
+        typer.Option(
+            help="Length in seconds of the 'minute' the auto-restart back-off counts in (restarts after 0, 2, 6, "
+            "12, ... minutes). Keep 60 in production; tests and demos use a few seconds."
+        ),
+    ] = 60.0,
+    metrics_port: Annotated[
+        int, typer.Option(help="Port of the Prometheus /metrics endpoint; 0 picks a free one.")
+    ] = 8080,
+    state_dir: Annotated[
+        Path, typer.Option(help="Where local Connect workers keep their properties, logs and state.")
+    ] = Path(".state/operator"),
+    workers: Annotated[int, typer.Option(help="Resources reconciled in parallel.")] = 4,
+    runtime: Annotated[
+        str,
+        typer.Option(
+            help="Where Connect workers run: 'local' (sparklink worker processes on this machine) or "
+            "'kubernetes' (a Deployment, Service and ConfigMap per cluster; the operator must reach the Services)."
+        ),
+    ] = "local",
+    image: Annotated[
+        str, typer.Option(help="Worker image for --runtime kubernetes (spec.image wins).")
+    ] = "sparklink:latest",
+    log_level: Annotated[str, typer.Option(help="Python log level of the operator.")] = "INFO",
+) -> None:
+    """Watch KafkaConnect, KafkaConnector and KafkaMirrorMaker2 resources and reconcile them.
+
+    Connect workers run as local `sparklink worker` processes (their REST URL goes to status.url).
+    They keep running if the operator dies, and the next operator adopts them.
+    Stop with Ctrl-C: the workers it runs are stopped too.
+    """
+    from sparklink.operator.kube.loop import Operator, OperatorConfig
+
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for noisy in ("kopf", "kubernetes", "urllib3", "httpx"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    config = OperatorConfig(
+        kubeconfig=kubeconfig,
+        namespaces=list(namespace or []),
+        full_reconcile_interval=full_reconcile_interval,
+        minute=timedelta(seconds=minute_seconds),
+        metrics_port=metrics_port,
+        state_dir=state_dir,
+        workers=workers,
+        runtime=runtime,
+        image=image,
+    )
+    if runtime not in ("local", "kubernetes"):
+        raise typer.BadParameter(f"--runtime must be 'local' or 'kubernetes', not '{runtime}'")
+    operator = Operator(config)
+
+    def on_signal(_sig: int, _frame: object) -> None:
+        operator.stop()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    operator.run()
+
+
+@app.command("crds")
+def crds_command(
+    apply: Annotated[
+        bool, typer.Option("--apply", help="Create or update them on the API server instead of printing.")
+    ] = False,
+    kubeconfig: Kubeconfig = None,
+) -> None:
+    """Print the CRDs as one YAML stream (pipe it to `kubectl apply -f -`), or --apply them directly."""
+    from sparklink.operator import crds
+
+    if not apply:
+        typer.echo("\n---\n".join(crds.texts().values()))
+        return
+    from sparklink.operator.kube.install import apply_crds
+    from sparklink.operator.kube.store import api_client
+
+    with api_client(kubeconfig) as api:
+        for name in apply_crds(api):
+            typer.echo(f"customresourcedefinition {name} applied")

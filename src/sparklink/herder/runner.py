@@ -1,0 +1,60 @@
+"""What the herder needs from its worker: run connector instances and task queries, report back.
+
+A Protocol, so the herder depends on no execution code: `execution.worker.Worker` satisfies it, and
+unit tests of the herder's state machine use a twin that runs nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from sparklink.api.connector import ConnectorContext, Offset, Partition
+
+
+class TaskListener(Protocol):
+    """How a running task reports back (the herder implements it)."""
+
+    def task_failed(self, connector: str, task_id: int, trace: str) -> None: ...
+    def topics_seen(self, connector: str, task_id: int, topics: list[str]) -> None: ...
+
+
+class Counters(Protocol):
+    @property
+    def connector(self) -> str: ...
+    @property
+    def task(self) -> int: ...
+    @property
+    def records(self) -> int: ...
+    @property
+    def batches(self) -> int: ...
+
+
+class ConnectorRunner(Protocol):
+    def start_connector(self, name: str, config: Mapping[str, str], context: ConnectorContext) -> None:
+        """Instantiate and start the connector; raises what its plugin raises."""
+        ...
+
+    def stop_connector(self, name: str) -> None: ...
+    def is_running(self, name: str) -> bool: ...
+    def connector_task_configs(self, name: str, max_tasks: int) -> list[dict[str, str]]: ...
+    def connector_alter_offsets(
+        self, name: str, config: Mapping[str, str], offsets: Sequence[tuple[Partition, Offset | None]]
+    ) -> bool: ...
+    def start_task(
+        self,
+        name: str,
+        task_id: int,
+        config: dict[str, str],
+        events: TaskListener,
+        connector_config: Mapping[str, str] | None = None,
+    ) -> None:
+        """Start the query of the task the config describes; raises if its pipeline cannot be built.
+
+        `connector_config` holds the converters, transforms and error policy the task runs with."""
+        ...
+
+    def stop_task(self, name: str, task_id: int) -> None: ...
+    def running(self, name: str, task_id: int) -> bool: ...
+    def task_counters(self) -> Sequence[Counters]: ...
+    def close(self) -> None: ...

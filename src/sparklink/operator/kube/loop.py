@@ -1,0 +1,187 @@
+"""The running operator: kopf's watch on the event loop, reconcile workers on threads, a periodic pass.
+
+Level-triggered: every event on a resource enqueues its key, and a worker reconciles the whole resource
+from a fresh read, never from the event's copy. Every `full_reconcile_interval` the periodic pass lists
+all three kinds and enqueues them all (Strimzi's full reconciliation, 120 s by default). Reconcilers ask
+for delayed re-checks (auto-restart back-off, workers still starting), which the queue holds.
+Stopping stops the watch, drains the workers and stops the Connect workers the runtime started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+
+import kopf
+
+from sparklink.operator.clock import Clock, SystemClock
+from sparklink.operator.kube import watch
+from sparklink.operator.kube.queue import WorkQueue
+from sparklink.operator.kube.store import KubeStore, api_client
+from sparklink.operator.metrics import OperatorMetrics
+from sparklink.operator.model.autorestart import BackOff
+from sparklink.operator.model.resources import KAFKA_CONNECT, KAFKA_CONNECTOR, KAFKA_MIRROR_MAKER_2, PLURALS, Key
+from sparklink.operator.reconcile import kafka_connect, kafka_connector, mirror_maker_2
+from sparklink.operator.reconcile.context import Deps, ReconcileResult
+from sparklink.operator.runtime import WorkerRuntime
+from sparklink.operator.runtime.local import LocalWorkerRuntime
+
+log = logging.getLogger("sparklink.operator")
+
+RECONCILERS: dict[str, Callable[[Deps, Key], ReconcileResult]] = {
+    KAFKA_CONNECT: kafka_connect.reconcile,
+    KAFKA_CONNECTOR: kafka_connector.reconcile,
+    KAFKA_MIRROR_MAKER_2: mirror_maker_2.reconcile,
+}
+# A reconcile that raised (API server or Connect unreachable, ...) is retried after this long.
+ERROR_RETRY_SECONDS = 5.0
+
+
+@dataclass
+class OperatorConfig:
+    kubeconfig: Path | None = None
+    namespaces: list[str] = field(default_factory=list)  # empty: all namespaces
+    full_reconcile_interval: float = 120.0
+    minute: timedelta = timedelta(minutes=1)
+    metrics_port: int | None = 8080
+    state_dir: Path = Path(".state/operator")
+    workers: int = 4
+    worker_log_level: str = "INFO"
+    runtime: str = "local"  # or "kubernetes": Deployments in the cluster instead of local processes
+    image: str = "sparklink:latest"
+
+
+class Operator:
+    def __init__(
+        self, config: OperatorConfig, clock: Clock | None = None, runtime: WorkerRuntime | None = None
+    ) -> None:
+        self.config = config
+        self.api = api_client(config.kubeconfig)
+        self.store = KubeStore(self.api)
+        self.metrics = OperatorMetrics()
+        if runtime is None and config.runtime == "kubernetes":
+            from sparklink.operator.runtime.kubernetes import KubernetesWorkerRuntime
+
+            runtime = KubernetesWorkerRuntime(self.api, config.image)
+        self.runtime = runtime or LocalWorkerRuntime(config.state_dir, log_level=config.worker_log_level)
+        self.deps = Deps(self.store, self.runtime, clock or SystemClock(), BackOff(config.minute), self.metrics)
+        self.queue = WorkQueue()
+        self.metrics_port: int | None = None
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Run until `stop()` (or SIGINT/SIGTERM through the CLI); blocks the calling thread."""
+        if self.config.metrics_port is not None:
+            self.metrics_port = self.metrics.serve(self.config.metrics_port)
+            log.info("operator metrics on http://127.0.0.1:%d/metrics", self.metrics_port)
+        for n in range(self.config.workers):
+            self._spawn(f"reconcile-{n}", self._work)
+        self._spawn("full-reconcile", self._periodic)
+        scope = ", ".join(self.config.namespaces) or "all namespaces"
+        log.info(
+            "operator watching %s in %s (full reconcile every %.0fs)",
+            ", ".join(PLURALS),
+            scope,
+            self.config.full_reconcile_interval,
+        )
+        try:
+            asyncio.run(self._watch())
+        finally:
+            self._shutdown()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    async def _watch(self) -> None:
+        settings = watch.settings(kopf.OperatorSettings())
+        try:
+            await kopf.operator(
+                registry=watch.registry(self.queue.add, self.api.configuration),
+                settings=settings,
+                standalone=True,
+                clusterwide=not self.config.namespaces,
+                namespaces=self.config.namespaces,
+                stop_flag=self._stop,
+            )
+        finally:
+            # kopf waits for a threading.Event in an executor thread; when a signal (which kopf handles
+            # itself) stopped it, that thread must be released or the event loop never closes.
+            self._stop.set()
+
+    def _shutdown(self) -> None:
+        self._stop.set()
+        self.queue.close()
+        for thread in self._threads:
+            thread.join(timeout=60)
+        self.runtime.close()
+        self.metrics.close()
+        self.api.close()
+        log.info("operator stopped")
+
+    def _spawn(self, name: str, target: Callable[[], None]) -> None:
+        thread = threading.Thread(target=target, name=f"operator-{name}", daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    # -- work ----------------------------------------------------------------------------------------
+
+    def _work(self) -> None:
+        while not self._stop.is_set():
+            key = self.queue.get(timeout=0.5)
+            if key is None:
+                continue
+            try:
+                self.reconcile(key)
+            finally:
+                self.queue.done(key)
+
+    def reconcile(self, key: Key) -> ReconcileResult | None:
+        labels = (key.kind, key.namespace)
+        self.metrics.reconciliations.labels(*labels).inc()
+        started = time.monotonic()
+        try:
+            result = RECONCILERS[key.kind](self.deps, key)
+        except Exception as exc:
+            self.metrics.failures.labels(*labels).inc()
+            log.warning(
+                "%s: reconcile failed, retrying in %.0fs: %s",
+                key,
+                ERROR_RETRY_SECONDS,
+                exc,
+                exc_info=log.isEnabledFor(logging.DEBUG),
+            )
+            self.queue.add(key, ERROR_RETRY_SECONDS)
+            return None
+        finally:
+            self.metrics.duration.labels(key.kind).observe(time.monotonic() - started)
+        if result.failed:
+            self.metrics.failures.labels(*labels).inc()
+        for other in result.also:
+            self.queue.add(other)
+        if result.requeue_after is not None:
+            self.queue.add(key, result.requeue_after)
+        return result
+
+    def _periodic(self) -> None:
+        while not self._stop.wait(self.config.full_reconcile_interval):
+            try:
+                keys = self.all_keys()
+            except Exception as exc:
+                log.warning("full reconcile could not list resources: %s", exc)
+                continue
+            log.info("full reconcile of %d resources", len(keys))
+            for key in keys:
+                self.queue.add(key)
+
+    def all_keys(self) -> list[Key]:
+        scopes: list[str | None] = list(self.config.namespaces) or [None]
+        return [r.key for kind in PLURALS for ns in scopes for r in self.store.list(kind, ns)]

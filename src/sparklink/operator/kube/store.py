@@ -1,0 +1,178 @@
+"""The reconcilers' `Store` on a real API server, through the official `kubernetes` client.
+
+What it writes to users' objects is exactly what Strimzi writes: `/status` (one JSON Patch that
+replaces the whole status, so fields that went away really go), and the removal of a restart or
+offsets annotation the operator acted on, only while it still holds the value acted on (checked on a
+fresh read, and the patch applies to that version only), so a user's newer request is never lost.
+ConfigMaps for listed offsets keep their other keys, labels and owners.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+from kubernetes.client.exceptions import ApiException
+
+from sparklink.operator.model.resources import GROUP, PLURALS, VERSION, Key, Resource
+
+log = logging.getLogger("sparklink.operator")
+JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
+
+
+def api_client(kubeconfig: Path | None) -> k8s.ApiClient:
+    """A client from a kubeconfig file (or $KUBECONFIG / ~/.kube/config, or the in-cluster account)."""
+    if kubeconfig is not None:
+        return cast(k8s.ApiClient, k8s_config.new_client_from_config(config_file=str(kubeconfig)))
+    try:
+        k8s_config.load_incluster_config()
+        return k8s.ApiClient()
+    except k8s_config.ConfigException:
+        return cast(k8s.ApiClient, k8s_config.new_client_from_config())
+
+
+def _escape(annotation: str) -> str:
+    return annotation.replace("~", "~0").replace("/", "~1")
+
+
+class KubeStore:
+    def __init__(self, api: k8s.ApiClient) -> None:
+        self.api = api
+        self.custom = k8s.CustomObjectsApi(api)
+        self.core = k8s.CoreV1Api(api)
+
+    def get(self, key: Key) -> Resource | None:
+        try:
+            body = cast(
+                dict[str, Any],
+                self.custom.get_namespaced_custom_object(GROUP, VERSION, key.namespace, PLURALS[key.kind], key.name),
+            )
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return Resource.from_json(body)
+
+    def list(self, kind: str, namespace: str | None, labels: Mapping[str, str] | None = None) -> list[Resource]:
+        selector = ",".join(f"{k}={v}" for k, v in (labels or {}).items()) or None
+        if namespace is None:
+            raw = self.custom.list_cluster_custom_object(GROUP, VERSION, PLURALS[kind], label_selector=selector)
+        else:
+            raw = self.custom.list_namespaced_custom_object(
+                GROUP, VERSION, namespace, PLURALS[kind], label_selector=selector
+            )
+        body = cast(dict[str, Any], raw)
+        return [Resource.from_json({**item, "kind": kind}) for item in body.get("items", [])]
+
+    def write_status(self, resource: Resource, status: Mapping[str, Any]) -> None:
+        patch = [{"op": "add", "path": "/status", "value": dict(status)}]
+        try:
+            self.custom.patch_namespaced_custom_object_status(
+                GROUP,
+                VERSION,
+                resource.namespace,
+                PLURALS[resource.kind],
+                resource.name,
+                patch,
+                _content_type=JSON_PATCH,
+            )
+        except ApiException as exc:
+            if exc.status != 404:  # deleted meanwhile: nothing to report to
+                raise
+
+    def remove_annotations(self, resource: Resource, annotations: Sequence[tuple[str, str]]) -> bool:
+        if not annotations:
+            return True
+        plural = PLURALS[resource.kind]
+        for _attempt in range(5):
+            try:
+                fresh = cast(
+                    dict[str, Any],
+                    self.custom.get_namespaced_custom_object(GROUP, VERSION, resource.namespace, plural, resource.name),
+                )
+            except ApiException as exc:
+                if exc.status == 404:
+                    return False
+                raise
+            meta = fresh.get("metadata") or {}
+            current = meta.get("annotations") or {}
+            if any(current.get(name) != value for name, value in annotations):
+                log.info(
+                    "%s: annotations %s changed before they could be removed; the new values are handled next",
+                    resource.key,
+                    [name for name, _ in annotations],
+                )
+                return False
+            # The values are compared here, and the patch only applies to the object version they were
+            # read from. (A JSON Patch `test` of the values themselves fails on the API server for any
+            # value with '<', '>' or '&', like MirrorMaker 2's "a->b..." connector names, because it
+            # compares them in Go's HTML-escaped encoding.)
+            patch: list[dict[str, Any]] = [
+                {"op": "test", "path": "/metadata/resourceVersion", "value": meta["resourceVersion"]}
+            ]
+            patch += [{"op": "remove", "path": f"/metadata/annotations/{_escape(name)}"} for name, _ in annotations]
+            try:
+                self.custom.patch_namespaced_custom_object(
+                    GROUP, VERSION, resource.namespace, plural, resource.name, patch, _content_type=JSON_PATCH
+                )
+                return True
+            except ApiException as exc:
+                if exc.status not in (409, 422):  # 409/422: the object changed since we read it; read again
+                    raise
+        return False
+
+    def config_map_data(self, namespace: str, name: str) -> dict[str, str] | None:
+        try:
+            config_map = self.core.read_namespaced_config_map(name, namespace)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return dict(config_map.data or {})
+
+    def write_config_map_entry(
+        self, owner: Resource, name: str, key: str, value: str, labels: Mapping[str, str]
+    ) -> None:
+        reference = owner.owner_reference(controller=False)
+        for _attempt in range(5):
+            try:
+                existing = self.core.read_namespaced_config_map(name, owner.namespace)
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
+                body: Any = {
+                    "metadata": {"name": name, "labels": dict(labels), "ownerReferences": [reference]},
+                    "data": {key: value},
+                }
+                try:
+                    self.core.create_namespaced_config_map(owner.namespace, body)
+                    return
+                except ApiException as create_exc:
+                    if create_exc.status == 409:  # created meanwhile: update it instead
+                        continue
+                    raise
+            meta = existing.metadata
+            assert meta is not None
+            owners = [self.api.sanitize_for_serialization(o) for o in (meta.owner_references or [])]
+            if not any(o.get("kind") == owner.kind and o.get("name") == owner.name for o in owners):
+                owners.append(reference)
+            patch = {
+                "metadata": {
+                    "resourceVersion": meta.resource_version,
+                    "labels": {**(meta.labels or {}), **labels},
+                    "ownerReferences": owners,
+                },
+                "data": {key: value},
+            }
+            try:
+                self.core.patch_namespaced_config_map(name, owner.namespace, patch, _content_type=MERGE_PATCH)
+                return
+            except ApiException as exc:
+                if exc.status != 409:  # 409: changed since we read it; read again
+                    raise
+        raise RuntimeError(f"ConfigMap {owner.namespace}/{name} kept changing while the offsets were written")

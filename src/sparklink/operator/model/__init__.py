@@ -1,0 +1,9 @@
+"""The operator's pure model: no I/O, no clients, no Kubernetes.
+
+- `resources`: typed views of KafkaConnect / KafkaConnector / KafkaMirrorMaker2 objects.
+- `connectors`: a resource -> the connectors Connect should run (configs, state, auto-restart, offsets).
+- `workers`: a resource -> the worker settings of the Connect cluster that runs them.
+- `annotations`: Strimzi's restart and offsets annotations -> typed requests, with Strimzi's validation.
+- `autorestart`: the back-off schedule of automatic restarts.
+- `conditions`: Ready / NotReady / Warning conditions and the status comparison.
+"""

@@ -1,0 +1,113 @@
+"""Resource -> the settings of the Connect worker group that runs its connectors.
+
+KafkaConnect names the group and its internal topics in `spec` (v1: `groupId`, `configStorageTopic`,
+...); KafkaMirrorMaker2 does the same under `spec.target`. `spec.config` (MM2: `spec.target.config`) is
+passed to the workers except for the prefixes Strimzi reserves for itself (group.id, the storage
+topics, security, rest., bootstrap.servers, ...), which are dropped with a Warning each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sparklink.operator.model.conditions import REASON_INVALID_RESOURCE, ReconcileFailure
+from sparklink.operator.model.resources import KAFKA_CONNECT, Resource, config_value
+
+FORBIDDEN_PREFIXES = (
+    "group.id",
+    "config.storage.topic",
+    "offset.storage.topic",
+    "status.storage.topic",
+    "ssl.",
+    "sasl.",
+    "security.",
+    "listeners",
+    "plugin.path",
+    "rest.",
+    "bootstrap.servers",
+    "consumer.interceptor.classes",
+    "producer.interceptor.classes",
+    "prometheus.metrics.reporter.",
+)
+ALLOWED_EXCEPTIONS = (
+    "ssl.endpoint.identification.algorithm",
+    "ssl.cipher.suites",
+    "ssl.protocol",
+    "ssl.enabled.protocols",
+)
+DEFAULTS = {
+    "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+}
+REQUIRED = ("bootstrapServers", "groupId", "configStorageTopic", "statusStorageTopic", "offsetStorageTopic")
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """Everything a runtime needs to run the worker group, and nothing about where it runs."""
+
+    bootstrap_servers: str
+    group_id: str
+    config_topic: str
+    offset_topic: str
+    status_topic: str
+    replicas: int
+    config: Mapping[str, str] = field(default_factory=dict)
+    ignored_options: tuple[str, ...] = ()
+
+    def properties(self) -> dict[str, str]:
+        """Connect worker properties (what a worker.properties file or a ConfigMap holds)."""
+        return {
+            **self.config,
+            "bootstrap.servers": self.bootstrap_servers,
+            "group.id": self.group_id,
+            "config.storage.topic": self.config_topic,
+            "offset.storage.topic": self.offset_topic,
+            "status.storage.topic": self.status_topic,
+        }
+
+    def fingerprint(self) -> str:
+        """Changes whenever the workers must be restarted to pick up new settings."""
+        import hashlib
+        import json
+
+        return hashlib.sha256(json.dumps(self.properties(), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def from_resource(resource: Resource) -> WorkerSettings:
+    """KafkaConnect's spec or KafkaMirrorMaker2's spec.target; raises ReconcileFailure when a required
+    field is missing (the CRD requires them, so this only happens with a CRD other than ours)."""
+    spec = resource.spec if resource.kind == KAFKA_CONNECT else (resource.spec.get("target") or {})
+    where = "spec" if resource.kind == KAFKA_CONNECT else "spec.target"
+    missing = [f"{where}.{name}" for name in REQUIRED if not spec.get(name)]
+    if missing:
+        raise ReconcileFailure(
+            f"{resource.kind} {resource.namespace}/{resource.name} is missing {', '.join(missing)}",
+            REASON_INVALID_RESOURCE,
+        )
+    replicas = resource.spec.get("replicas")
+    config, ignored = worker_config(spec.get("config") or {})
+    return WorkerSettings(
+        bootstrap_servers=str(spec["bootstrapServers"]),
+        group_id=str(spec["groupId"]),
+        config_topic=str(spec["configStorageTopic"]),
+        offset_topic=str(spec["offsetStorageTopic"]),
+        status_topic=str(spec["statusStorageTopic"]),
+        replicas=replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else 1,
+        config=config,
+        ignored_options=ignored,
+    )
+
+
+def worker_config(raw: Mapping[str, Any]) -> tuple[dict[str, str], tuple[str, ...]]:
+    config = dict(DEFAULTS)
+    ignored = []
+    for key, value in raw.items():
+        lowered = str(key).lower()
+        if lowered.startswith(FORBIDDEN_PREFIXES) and key not in ALLOWED_EXCEPTIONS:
+            ignored.append(str(key))
+        else:
+            config[str(key)] = config_value(value)
+    return config, tuple(ignored)

@@ -1,0 +1,69 @@
+"""What every resource reconciler shares, and what a reconcile returns to the work queue."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sparklink.operator.clock import Clock, timestamp
+from sparklink.operator.connect_client import ConnectClient
+from sparklink.operator.metrics import OperatorMetrics
+from sparklink.operator.model.autorestart import BackOff
+from sparklink.operator.model.conditions import stamped, without_timestamps
+from sparklink.operator.model.resources import Key, Resource
+from sparklink.operator.reconcile.connector import ConnectorReconciler
+from sparklink.operator.reconcile.ports import Store
+from sparklink.operator.runtime import WorkerRuntime
+
+log = logging.getLogger("sparklink.operator")
+
+# How soon to look again at a Connect cluster whose workers are still starting.
+STARTING_RECHECK_SECONDS = 2.0
+
+
+@dataclass
+class ReconcileResult:
+    """What the queue does next: look again after `requeue_after` seconds, and reconcile `also` now."""
+
+    requeue_after: float | None = None
+    also: list[Key] = field(default_factory=list)
+    status_written: bool = False
+    failed: bool = False
+
+    def requeue_at(self, moment: datetime | None, now: datetime) -> None:
+        if moment is None:
+            return
+        delay = max(0.0, (moment - now).total_seconds())
+        if self.requeue_after is None or delay < self.requeue_after:
+            self.requeue_after = delay
+
+
+@dataclass
+class Deps:
+    store: Store
+    runtime: WorkerRuntime
+    clock: Clock
+    backoff: BackOff
+    metrics: OperatorMetrics
+    connect: Callable[[str], ConnectClient] = ConnectClient
+
+    def __post_init__(self) -> None:
+        self.connectors = ConnectorReconciler(self.store, self.clock, self.backoff, self.metrics)
+
+    def write_status(self, resource: Resource, status: dict[str, Any]) -> bool:
+        """Write `status` (conditions given unstamped) unless only timestamps would change; True if written."""
+        now = timestamp(self.clock.now())
+        previous = resource.status.get("conditions") or []
+        status = {**status, "conditions": stamped(status.get("conditions", []), previous, now)}
+        if without_timestamps(status) == without_timestamps(resource.status):
+            return False
+        self.store.write_status(resource, status)
+        return True
+
+
+def prune(status: Mapping[str, Any]) -> dict[str, Any]:
+    """Drop absent fields, as Strimzi's JSON serialisation (NON_NULL) does."""
+    return {k: v for k, v in status.items() if v is not None}

@@ -1,0 +1,133 @@
+"""Connector offsets through ConfigMaps (Strimzi proposals 076 and 083): the `strimzi.io/connector-offsets`
+annotation asks to list, alter or reset them.
+
+- list: GET the offsets and write them, pretty-printed, to `spec.listOffsets.toConfigMap` under the key
+  `offsets.json` (MirrorMaker 2: `<source>--<target>.<Connector>.json`); the ConfigMap's other keys and
+  owners are kept and the resource is added as an owner.
+- alter: the connector must be STOPPED; PATCH it with the JSON under that key of
+  `spec.alterOffsets.fromConfigMap`. Resuming is left to the user (`state: running`).
+- reset: the connector must be STOPPED; DELETE its offsets.
+On success the annotation (MirrorMaker 2: both annotations) is removed. Every failure is a Warning with
+Strimzi's reason and message, and the annotation stays so the operation is retried on each reconcile.
+Called from `connector.ConnectorReconciler` between the state change and the restart annotations.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING
+
+from sparklink.operator.connect_client import ConnectClient
+from sparklink.operator.model import annotations as anno
+from sparklink.operator.model.conditions import Condition, warning
+from sparklink.operator.model.resources import Resource
+from sparklink.operator.reconcile.ports import Store
+
+if TYPE_CHECKING:
+    from sparklink.operator.reconcile.connector import ConnectorJob, ConnectorOutcome
+
+log = logging.getLogger("sparklink.operator")
+
+
+class OffsetsError(Exception):
+    pass
+
+
+def manage(client: ConnectClient, store: Store, job: ConnectorJob, out: ConnectorOutcome) -> list[Condition]:
+    request = job.requests.offsets
+    if request is None:
+        return []
+    if isinstance(request, anno.Invalid):
+        return [warning(request.reason, request.message)]
+    owner, name = job.owner, job.desired.name
+    key = anno.offsets_config_map_key(owner.kind, name)
+    prefix = f"{owner.namespace}/{owner.kind}/{owner.name}:"
+    if request.op == "list":
+        target = job.desired.list_offsets_to
+        if target is None:
+            return [
+                warning(
+                    "ListOffsets",
+                    f"Failed to list the connector offsets due to missing property listOffsets in {owner.kind} CR.",
+                )
+            ]
+        try:
+            offsets = client.offsets(name)
+            store.write_config_map_entry(owner, target, key, json.dumps(offsets, indent=2), _labels(owner))
+        except Exception as exc:
+            message = f"Encountered error listing connector offsets. {exc}"
+            log.warning("%s %s", prefix, message)
+            return [warning("ListOffsets", message)]
+        log.info("%s offsets of connector %s written to ConfigMap %s (key %s)", prefix, name, target, key)
+        out.actions.append("listed offsets")
+    elif request.op == "alter":
+        source = job.desired.alter_offsets_from
+        if source is None:
+            return [
+                warning(
+                    "AlterOffsets",
+                    f"Failed to alter the connector offsets due to missing property alterOffsets in {owner.kind} CR.",
+                )
+            ]
+        try:
+            _require_stopped(client, name)
+            client.alter_offsets(name, _offsets_for_alter(store, owner.namespace, source, key))
+        except Exception as exc:
+            message = f"Encountered error altering connector offsets. {exc}"
+            log.warning("%s %s", prefix, message)
+            return [warning("AlterOffsets", message)]
+        log.info("%s offsets of connector %s were altered from ConfigMap %s", prefix, name, source)
+        out.actions.append("altered offsets")
+    else:
+        try:
+            _require_stopped(client, name)
+            client.reset_offsets(name)
+        except Exception as exc:
+            message = f"Encountered error resetting connector offsets. {exc}"
+            log.warning("%s %s", prefix, message)
+            return [warning("ResetOffsets", message)]
+        log.info("%s offsets of connector %s were reset", prefix, name)
+        out.actions.append("reset offsets")
+    store.remove_annotations(owner, list(job.requests.offsets_annotations))
+    return []
+
+
+def _require_stopped(client: ConnectClient, name: str) -> None:
+    state = (client.status(name).get("connector") or {}).get("state")
+    if not isinstance(state, str):
+        raise OffsetsError("JSON response lacked $.connector.state")
+    if state != "STOPPED":
+        raise OffsetsError("Connector is not in STOPPED state")
+
+
+def _offsets_for_alter(store: Store, namespace: str, config_map: str, key: str) -> str:
+    data = store.config_map_data(namespace, config_map)
+    if data is None:
+        raise OffsetsError(
+            "Encountered error fetching offsets to use in alter operation. "
+            f"ConfigMap {namespace}/{config_map} does not exist."
+        )
+    if data.get(key) is None:
+        raise OffsetsError(
+            f"Encountered error fetching offsets to use in alter operation. Data field {key} is missing."
+        )
+    try:
+        json.loads(data[key])
+    except ValueError as exc:
+        raise OffsetsError(f"Failed to parse contents of {key} as JSON: {exc}") from exc
+    return data[key]
+
+
+def _labels(owner: Resource) -> dict[str, str]:
+    """Strimzi's default labels for what it creates for a connector resource."""
+    return {
+        "strimzi.io/kind": owner.kind,
+        "strimzi.io/name": owner.name,
+        "strimzi.io/cluster": owner.name,
+        "strimzi.io/component-type": "kafka-connector",
+        "app.kubernetes.io/name": "kafka-connector",
+        "app.kubernetes.io/instance": owner.name,
+        "app.kubernetes.io/part-of": f"strimzi-{owner.name}"[:63],
+        "app.kubernetes.io/managed-by": "sparklink-operator",
+    }

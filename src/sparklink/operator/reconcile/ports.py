@@ -1,0 +1,36 @@
+"""What the reconcilers need from the outside world, as protocols (implemented by `operator.kube`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from sparklink.operator.model.resources import Key, Resource
+
+
+class Store(Protocol):
+    """The Kubernetes side: resources, their status, their annotations, and ConfigMaps."""
+
+    def get(self, key: Key) -> Resource | None: ...
+
+    def list(self, kind: str, namespace: str | None, labels: Mapping[str, str] | None = None) -> list[Resource]: ...
+
+    def write_status(self, resource: Resource, status: Mapping[str, Any]) -> None:
+        """Replace the resource's status through the /status subresource."""
+        ...
+
+    def remove_annotations(self, resource: Resource, annotations: Sequence[tuple[str, str]]) -> bool:
+        """Remove each annotation only if it still holds the given value (a user who re-annotated in the
+        meantime keeps the new request); False when nothing was removed because a value had changed."""
+        ...
+
+    def config_map_data(self, namespace: str, name: str) -> dict[str, str] | None:
+        """The ConfigMap's `data`, or None when the ConfigMap does not exist."""
+        ...
+
+    def write_config_map_entry(
+        self, owner: Resource, name: str, key: str, value: str, labels: Mapping[str, str]
+    ) -> None:
+        """Create the ConfigMap or update one key of it, keeping its other keys, labels and owners and
+        adding `owner` as a (non-controller) owner when it is not one yet."""
+        ...

@@ -1,0 +1,85 @@
+"""What the roller asks Kafka: topic layout and min.insync.replicas, a broker's config, dynamic updates, the quorum.
+
+Caller: `executor.KafkaRoller`. `ConfluentClusterAdmin` uses confluent-kafka's AdminClient for topics and
+configs (list_topics carries replicas and ISRs; describe_configs, incremental_alter_configs) and our own
+DescribeQuorum request (`sparklink.platform.kraft_quorum`), which confluent-kafka 2.16 does not offer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
+
+from sparklink.kafka_clients import client_config
+from sparklink.platform import kraft_quorum
+from sparklink.platform.kraft_quorum import QuorumInfo
+from sparklink.roller.model import ConfigValue, PartitionState, TopicState
+
+
+class AdminError(RuntimeError):
+    """Kafka did not answer an admin request in time or answered with an error."""
+
+
+class ClusterAdmin(Protocol):
+    def topics(self) -> list[TopicState]: ...
+    def broker_config(self, node_id: int) -> dict[str, ConfigValue]: ...
+    def alter_broker_config(self, node_id: int, changes: dict[str, str]) -> None: ...
+    def quorum(self) -> QuorumInfo: ...
+
+
+class ConfluentClusterAdmin:
+    """The Admin API through `bootstrap_servers`, DescribeQuorum through `controllers` (host:port each)."""
+
+    def __init__(self, bootstrap_servers: str, controllers: Sequence[str], timeout: float = 30.0) -> None:
+        self.timeout = timeout
+        self.controllers = list(controllers)
+        self._admin = AdminClient(client_config(bootstrap_servers, **{"socket.timeout.ms": int(timeout * 1000)}))
+
+    def topics(self) -> list[TopicState]:
+        try:
+            metadata = self._admin.list_topics(timeout=self.timeout)
+            names = list(metadata.topics)
+            configs = self._describe([ConfigResource(ConfigResource.Type.TOPIC, n) for n in names]) if names else {}
+        except KafkaException as exc:
+            raise AdminError(f"could not describe topics: {exc}") from exc
+        out = []
+        for name, topic in metadata.topics.items():
+            min_isr = configs.get(name, {}).get("min.insync.replicas")
+            partitions = tuple(
+                PartitionState(p.id, tuple(p.replicas), tuple(p.isrs))
+                for p in sorted(topic.partitions.values(), key=lambda p: p.id)
+            )
+            out.append(TopicState(name, int(min_isr.value) if min_isr and min_isr.value else None, partitions))
+        return out
+
+    def broker_config(self, node_id: int) -> dict[str, ConfigValue]:
+        try:
+            return self._describe([ConfigResource(ConfigResource.Type.BROKER, str(node_id))])[str(node_id)]
+        except KafkaException as exc:
+            raise AdminError(f"Error getting broker config: {exc}") from exc
+
+    def alter_broker_config(self, node_id: int, changes: dict[str, str]) -> None:
+        entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in changes.items()]
+        resource = ConfigResource(ConfigResource.Type.BROKER, str(node_id), incremental_configs=entries)
+        try:
+            for future in self._admin.incremental_alter_configs([resource]).values():
+                future.result(timeout=self.timeout)
+        except KafkaException as exc:
+            raise AdminError(f"Error updating Kafka configuration for node {node_id}: {exc}") from exc
+
+    def quorum(self) -> QuorumInfo:
+        try:
+            return kraft_quorum.describe_quorum(self.controllers, timeout=min(self.timeout, 10.0))
+        except kraft_quorum.QuorumError as exc:
+            raise AdminError(str(exc)) from exc
+
+    def _describe(self, resources: list[ConfigResource]) -> dict[str, dict[str, ConfigValue]]:
+        out: dict[str, dict[str, ConfigValue]] = {}
+        for resource, future in self._admin.describe_configs(resources, request_timeout=self.timeout).items():
+            entries = future.result(timeout=self.timeout)
+            out[resource.name] = {k: ConfigValue(e.value, bool(e.is_read_only)) for k, e in entries.items()}
+        return out

@@ -1,0 +1,250 @@
+"""Fixtures for the operator's end-to-end tests: the CRDs on the real API server, a namespace per
+module, and `sparklink operator run` as a real subprocess (so a test can kill -9 it), which itself
+starts real `sparklink worker` processes against the shared Kafka cluster.
+
+The operator and its workers live under a `sparklink-test-operator-*` directory, so CI's leftover
+check sees them; every fixture stops what it started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from kubernetes import client as k8s
+from kubernetes.client.exceptions import ApiException
+
+from sparklink.operator.kube.install import apply_crds
+from sparklink.operator.model.resources import GROUP, PLURALS, VERSION
+from sparklink.platform import ports, process
+from tests.helpers import unique, wait_for
+
+MINUTE_SECONDS = 2.0  # the auto-restart back-off unit the test operators run with
+
+
+@pytest.fixture(scope="session")
+def crds(kube_api: k8s.ApiClient) -> list[str]:
+    return apply_crds(kube_api)
+
+
+class Kube:
+    """Small typed helpers over the official client for one namespace."""
+
+    def __init__(self, api: k8s.ApiClient, namespace: str) -> None:
+        self.api = api
+        self.ns = namespace
+        self.custom = k8s.CustomObjectsApi(api)
+        self.core = k8s.CoreV1Api(api)
+
+    def create(self, body: dict[str, Any]) -> dict[str, Any]:
+        plural = PLURALS[body["kind"]]
+        body = {**body, "metadata": {**body["metadata"], "namespace": self.ns}}
+        return dict(self.custom.create_namespaced_custom_object(GROUP, VERSION, self.ns, plural, body))
+
+    def get(self, kind: str, name: str) -> dict[str, Any]:
+        return dict(self.custom.get_namespaced_custom_object(GROUP, VERSION, self.ns, PLURALS[kind], name))
+
+    def exists(self, kind: str, name: str) -> bool:
+        try:
+            self.get(kind, name)
+            return True
+        except ApiException as exc:
+            if exc.status == 404:
+                return False
+            raise
+
+    def patch(self, kind: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        return dict(self.custom.patch_namespaced_custom_object(GROUP, VERSION, self.ns, PLURALS[kind], name, body))
+
+    def annotate(self, kind: str, name: str, **annotations: str | None) -> dict[str, Any]:
+        return self.patch(kind, name, {"metadata": {"annotations": annotations}})
+
+    def spec(self, kind: str, name: str, **spec: Any) -> dict[str, Any]:
+        return self.patch(kind, name, {"spec": spec})
+
+    def delete(self, kind: str, name: str) -> None:
+        try:
+            self.custom.delete_namespaced_custom_object(GROUP, VERSION, self.ns, PLURALS[kind], name)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+
+    def wait(
+        self, kind: str, name: str, until: Callable[[dict[str, Any]], Any], what: str, timeout: float = 120
+    ) -> dict[str, Any]:
+        def check() -> dict[str, Any] | None:
+            obj = self.get(kind, name)
+            return obj if until(obj) else None
+
+        result: dict[str, Any] = wait_for(check, timeout, f"{kind} {name}: {what}", interval=0.3)
+        return result
+
+    def config_map(self, name: str) -> k8s.V1ConfigMap | None:
+        try:
+            return self.core.read_namespaced_config_map(name, self.ns)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+
+def conditions(obj: dict[str, Any], type_: str | None = None) -> list[dict[str, Any]]:
+    found = (obj.get("status") or {}).get("conditions") or []
+    return [c for c in found if type_ is None or c.get("type") == type_]
+
+
+def is_ready(obj: dict[str, Any]) -> bool:
+    status = obj.get("status") or {}
+    generation = obj["metadata"].get("generation")
+    return bool(conditions(obj, "Ready")) and status.get("observedGeneration") == generation
+
+
+def connector_state(obj: dict[str, Any]) -> str | None:
+    return ((obj.get("status") or {}).get("connectorStatus") or {}).get("connector", {}).get("state")
+
+
+def task_states(obj: dict[str, Any]) -> list[str]:
+    return [t.get("state") for t in ((obj.get("status") or {}).get("connectorStatus") or {}).get("tasks", [])]
+
+
+class OperatorProcess:
+    """`sparklink operator run` in its own process group, logging to a file."""
+
+    def __init__(self, kubeconfig: Path, namespace: str, state_dir: Path) -> None:
+        self.kubeconfig = kubeconfig
+        self.namespace = namespace
+        self.state_dir = state_dir
+        self.metrics_port = ports.free_port()
+        self.pid = 0
+        self.starts = 0
+
+    @property
+    def log(self) -> Path:
+        return self.state_dir / "operator.log"
+
+    def start(self) -> OperatorProcess:
+        self.starts += 1
+        cmd = [
+            sys.executable, "-m", "sparklink.cli.main", "operator", "run",
+            "--kubeconfig", str(self.kubeconfig),
+            "--namespace", self.namespace,
+            "--minute-seconds", str(MINUTE_SECONDS),
+            "--full-reconcile-interval", "20",
+            "--metrics-port", str(self.metrics_port),
+            "--state-dir", str(self.state_dir / "workers"),
+            "--log-level", "INFO",
+        ]  # fmt: skip
+        with open(self.log, "a") as out:
+            out.write(f"\n===== operator start {self.starts} =====\n")
+        self.pid = process.spawn(cmd, self.log, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+        def up() -> bool:
+            if not process.alive(self.pid):
+                raise AssertionError(f"the operator exited during start-up:\n{process.tail(self.log)}")
+            try:
+                return httpx.get(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=2).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait_for(up, 60, "the operator's /metrics endpoint", interval=0.3)
+        return self
+
+    def metrics(self) -> str:
+        return httpx.get(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5).text
+
+    def kill9(self) -> None:
+        """SIGKILL only the operator (not its process group's children: workers live in their own sessions)."""
+        os.kill(self.pid, signal.SIGKILL)
+        wait_for(lambda: not process.alive(self.pid), 30, "the killed operator to disappear")
+
+    def stop(self) -> None:
+        if self.pid and process.alive(self.pid):
+            os.kill(self.pid, signal.SIGTERM)
+            deadline = time.monotonic() + 90
+            while process.alive(self.pid) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            if process.alive(self.pid):
+                process.kill(self.pid)
+
+    def worker_log(self, kind: str, name: str) -> Path:
+        return self.state_dir / "workers" / self.namespace / kind / name / "worker.log"
+
+    def cleanup_workers(self) -> None:
+        """Kill any worker a killed operator left behind (the normal stop already stopped them)."""
+        for record in (self.state_dir / "workers").glob("*/*/*/worker.json"):
+            import json
+
+            pid = json.loads(record.read_text()).get("pid", 0)
+            if pid and process.alive(pid):
+                process.kill(pid)
+
+
+@pytest.fixture(scope="module")
+def namespace(kube_api: k8s.ApiClient, crds: list[str]) -> Iterator[str]:
+    name = unique("op")
+    core = k8s.CoreV1Api(kube_api)
+    core.create_namespace({"metadata": {"name": name}})
+    yield name
+    with contextlib.suppress(ApiException):
+        core.delete_namespace(name)
+
+
+@pytest.fixture(scope="module")
+def operator_process(kube: Any, namespace: str) -> Iterator[OperatorProcess]:
+    state = Path(tempfile.mkdtemp(prefix="sparklink-test-operator-"))
+    proc = OperatorProcess(kube.kubeconfig, namespace, state).start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+        proc.cleanup_workers()
+        if os.environ.get("SPARKLINK_KEEP_OPERATOR_LOGS"):
+            print(f"operator state kept in {state}")
+        else:
+            shutil.rmtree(state, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def kubeobj(kube_api: k8s.ApiClient, namespace: str) -> Kube:
+    return Kube(kube_api, namespace)
+
+
+def kafka_connect_body(name: str, bootstrap: str, **config: Any) -> dict[str, Any]:
+    """A KafkaConnect on the test Kafka: one worker, short triggers, single-partition internal topics."""
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "KafkaConnect",
+        "metadata": {"name": name, "annotations": {"strimzi.io/use-connector-resources": "true"}},
+        "spec": {
+            "replicas": 1,
+            "bootstrapServers": bootstrap,
+            "groupId": f"{name}-{unique('g')}",
+            "configStorageTopic": f"{name}-{unique('configs')}",
+            "offsetStorageTopic": f"{name}-{unique('offsets')}",
+            "statusStorageTopic": f"{name}-{unique('status')}",
+            "config": {
+                "config.storage.replication.factor": 1,
+                "offset.storage.replication.factor": 1,
+                "status.storage.replication.factor": 1,
+                "offset.storage.partitions": 1,
+                "status.storage.partitions": 1,
+                "task.trigger.interval.ms": 500,
+                **config,
+            },
+        },
+    }
+
+
+def run_subprocess(cmd: list[str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)

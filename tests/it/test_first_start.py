@@ -1,0 +1,76 @@
+"""A first start never dies on a fresh cluster: internal topics created that moment, many times in a row."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+from sparklink.api.clients import client_config
+from sparklink.api.errors import ConnectError
+from sparklink.platform.kafka import KafkaCluster
+from sparklink.runtime import start_worker
+from sparklink.storage.kafka_log import KafkaLog
+from sparklink.worker_config import WorkerConfig
+from tests.conftest import worker_props
+from tests.helpers import unique
+
+STARTS = 6
+
+
+def test_workers_start_on_internal_topics_created_that_moment(kafka: KafkaCluster, spark: Any, tmp_path: Path) -> None:
+    admin = AdminClient(client_config(kafka.bootstrap_servers))
+    for attempt in range(STARTS):
+        group = unique("fresh")
+        # Many partitions make "metadata shows a leader, the broker does not serve yet" likelier.
+        props = worker_props(
+            kafka, group, tmp_path / group, **{"offset.storage.partitions": 10, "status.storage.partitions": 5}
+        )
+        if attempt % 2:
+            # Someone else created the topics an instant ago; the worker must not wait for them first.
+            topics = [
+                NewTopic(f"{group}-configs", 1, 1, config={"cleanup.policy": "compact"}),
+                NewTopic(f"{group}-offsets", 10, 1, config={"cleanup.policy": "compact"}),
+                NewTopic(f"{group}-status", 5, 1, config={"cleanup.policy": "compact"}),
+            ]
+            admin.create_topics(topics, operation_timeout=0)
+        runtime = start_worker(WorkerConfig.model_validate(props), spark=spark)
+        try:
+            assert httpx.get(f"{runtime.url}/health", timeout=10).json()["status"] == "healthy"
+            body = {"name": "first", "config": {"connector.class": "datagen", "topic": unique("first")}}
+            assert httpx.post(f"{runtime.url}/connectors", json=body, timeout=60).status_code == 201
+        finally:
+            runtime.stop()
+
+
+def test_retriable_errors_are_retried_and_the_last_one_is_explained() -> None:
+    log = KafkaLog("127.0.0.1:1", "t-configs", timeout=1.0)
+    calls: list[int] = []
+
+    def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise KafkaException(KafkaError(KafkaError.NOT_LEADER_FOR_PARTITION))
+        return "ok"
+
+    assert log._retrying("reading", flaky) == "ok" and len(calls) == 3
+
+    def never() -> None:
+        raise KafkaException(KafkaError(KafkaError.LEADER_NOT_AVAILABLE))
+
+    with pytest.raises(ConnectError) as failed:
+        log._retrying("reading", never)
+    message = failed.value.message
+    assert message.startswith("Reading internal topic t-configs on 127.0.0.1:1 failed for 1s")
+    assert "LEADER_NOT_AVAILABLE" in message and "Check that the brokers at 127.0.0.1:1 are running" in message
+
+
+def test_a_replication_factor_above_the_brokers_fails_at_once_saying_so(kafka: KafkaCluster) -> None:
+    log = KafkaLog(kafka.bootstrap_servers, unique("rf"), replication_factor=3, timeout=60)
+    with pytest.raises(ConnectError) as failed:
+        log.start(lambda _k, _v: None)
+    assert "replication factor (3) is at most the number of brokers" in failed.value.message

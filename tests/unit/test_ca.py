@@ -1,0 +1,75 @@
+"""The cluster CA model: key sizes, extensions, SANs, validity and renewal, without any cluster."""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from sparklink.platform import ca
+from sparklink.platform.cluster_ca import ClusterCa
+
+
+def test_ca_and_leaves_follow_strimzis_model(tmp_path: Path) -> None:
+    cluster = ClusterCa(tmp_path / "tls", "demo")
+    node = cluster.ensure_node(3)
+    roller = cluster.ensure_roller()
+
+    authority = x509.load_pem_x509_certificate(cluster.ca_cert.read_bytes())
+    key = authority.public_key()
+    assert isinstance(key, rsa.RSAPublicKey) and key.key_size == 4096
+    constraints = authority.extensions.get_extension_for_class(x509.BasicConstraints)
+    assert constraints.critical and constraints.value.ca and constraints.value.path_length == 0
+    assert (authority.not_valid_after_utc - authority.not_valid_before_utc).days == ca.VALIDITY_DAYS
+
+    server = x509.load_pem_x509_certificate(node.cert.read_bytes())
+    server_key = server.public_key()
+    assert isinstance(server_key, rsa.RSAPublicKey) and server_key.key_size == 2048
+    sans = server.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert set(sans.get_values_for_type(x509.DNSName)) == {"localhost", "node-3"}
+    assert ipaddress.ip_address("127.0.0.1") in sans.get_values_for_type(x509.IPAddress)
+    assert ca.signed_by(node.cert.read_bytes(), cluster.ca_cert.read_bytes())
+    assert node.key.stat().st_mode & 0o777 == 0o600
+
+    client = x509.load_pem_x509_certificate(roller.cert.read_bytes())
+    usages = client.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    assert list(usages) == [x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH]
+    assert client.subject.rfc4514_string() == "CN=sparklink-roller,O=io.sparklink"
+
+
+def test_certificates_are_kept_until_the_renewal_window_then_renewed(tmp_path: Path) -> None:
+    cluster = ClusterCa(tmp_path / "tls", "demo")
+    node = cluster.ensure_node(1)
+    first_ca, first_node = cluster.ca_cert.read_bytes(), node.cert.read_bytes()
+
+    cluster.ensure_node(1)
+    assert (cluster.ca_cert.read_bytes(), node.cert.read_bytes()) == (first_ca, first_node)
+
+    inside_window = dt.datetime.now(dt.UTC) + dt.timedelta(days=ca.VALIDITY_DAYS - ca.RENEWAL_DAYS + 1)
+    assert ca.needs_renewal(first_node, now=inside_window)
+    cluster.ensure_node(1, now=inside_window)
+    renewed_ca, renewed_node = cluster.ca_cert.read_bytes(), node.cert.read_bytes()
+    assert renewed_ca != first_ca and renewed_node != first_node
+    assert not ca.needs_renewal(renewed_node, now=inside_window)
+    # The CA kept its key: what it signed before still verifies against the renewed certificate.
+    assert ca.signed_by(first_node, renewed_ca)
+
+
+def test_a_new_host_name_reissues_the_node_certificate(tmp_path: Path) -> None:
+    cluster = ClusterCa(tmp_path / "tls", "demo")
+    before = cluster.ensure_node(2).cert.read_bytes()
+    after = cluster.ensure_node(2, hosts=("broker-2.example",)).cert.read_bytes()
+    assert before != after
+    sans = x509.load_pem_x509_certificate(after).extensions.get_extension_for_class(x509.SubjectAlternativeName)
+    assert "broker-2.example" in sans.value.get_values_for_type(x509.DNSName)
+
+
+def test_another_ca_did_not_sign_our_certificates(tmp_path: Path) -> None:
+    ours = ClusterCa(tmp_path / "a", "a")
+    theirs = ca.new_ca("other", key_type=ca.KeyType.EC)
+    leaf = ca.issue(theirs, "intruder", client=True)
+    assert not ca.signed_by(leaf.cert_pem, ours.ensure_ca().cert_pem)
+    assert ca.signed_by(leaf.cert_pem, theirs.cert_pem)

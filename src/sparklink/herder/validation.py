@@ -86,7 +86,7 @@ def _validate(plugins: Plugins, config: Mapping[str, str]) -> dict[str, list[str
             "no connector plugin with this name or alias"
         )
         return errors
-    errors = cfg.ConfigDef(validated_keys(desc, config)).validate(config)
+    errors = definition(desc).validate(config)
     # The plugin's own checks, then converters, transforms, predicates and the DLQ with Connect's messages.
     for key, errs in [*desc.cls().validate(config).items(), *transform_keys.validate(config, desc.type).items()]:
         for e in errs:

@@ -64,10 +64,15 @@ def materialize(rec: Rec, original: str = ORIGINAL) -> tuple[Op, Rec]:
     return op, named
 
 
-def barrier(frame: DataFrame) -> DataFrame:
-    """`frame` with a non-deterministic column, so filters above it stay above it (Spark does not
-    push a filter through such a projection) and are evaluated once on the computed columns."""
-    return frame.selectExpr("*", f"spark_partition_id() AS {BARRIER}")
+def barrier(frame: DataFrame, condition: str) -> DataFrame:
+    """`frame` filtered by `condition` evaluated on its computed columns, never pushed below them.
+
+    Spark pushes a filter through a projection by substituting the projected expressions into it,
+    which copies a chain's whole expression tree into the filter (generated code too large to
+    compile). A non-deterministic column stops that, but only while the filter refers to it: an
+    unreferenced one is pruned away first."""
+    guarded = frame.selectExpr("*", f"spark_partition_id() AS {BARRIER}")
+    return guarded.where(f"({condition}) AND {BARRIER} >= 0").drop(BARRIER)
 
 
 def output(datum: Datum) -> str:

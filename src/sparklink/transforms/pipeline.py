@@ -204,7 +204,7 @@ class Pipeline:
         if rec.error == NO_ERROR and rec.drop == "false":
             return (lambda frame: frame.selectExpr(*selected)), False
         kept = f"NOT {rec.drop} OR {rec.error} IS NOT NULL"
-        return (lambda frame: barrier(frame).where(kept).selectExpr(*selected)), True
+        return (lambda frame: barrier(frame, kept).selectExpr(*selected)), True
 
     def _split(self, done: DataFrame, may_fail: bool) -> Outcome:
         names = [c for c in done.columns if c not in (ERROR, ORIGINAL)]
@@ -212,11 +212,13 @@ class Pipeline:
             return Outcome(done.select(*names))
         if not self.policy.tolerant:
             text = errors.failure_text(ERROR, f"{ORIGINAL}.topic", f"{ORIGINAL}.partition", f"{ORIGINAL}.offset")
-            checked = barrier(done).where(f"(CASE WHEN {ERROR} IS NOT NULL THEN raise_error({text}) END) IS NULL")
+            checked = barrier(done, f"(CASE WHEN {ERROR} IS NOT NULL THEN raise_error({text}) END) IS NULL")
             return Outcome(checked.select(*names))
-        done = done.persist() if self.cache_split else barrier(done)
-        errant = done.where(f"{ERROR} IS NOT NULL").selectExpr(f"{ORIGINAL} AS original", f"{ERROR} AS error")
-        return Outcome(done.where(f"{ERROR} IS NULL").select(*names), errant, [done] if self.cache_split else [])
+        if self.cache_split:
+            done = done.persist()
+        errant = barrier(done, f"{ERROR} IS NOT NULL").selectExpr(f"{ORIGINAL} AS original", f"{ERROR} AS error")
+        good = barrier(done, f"{ERROR} IS NULL").select(*names)
+        return Outcome(good, errant, [done] if self.cache_split else [])
 
     # ------------------------------------------------------------------ SQL steps
     # ------------------------------------------------------------------ errant records

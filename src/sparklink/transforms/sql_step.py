@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from sparklink.transforms import exprs as x
 from sparklink.transforms.frames import (
-    BARRIER,
     DROP,
     ERROR,
     ORIGINAL,
@@ -50,7 +49,7 @@ def sql_step(frame: DataFrame, rec: Rec, alias: str, transform: SqlTransform, si
     original_type = frame.schema[ORIGINAL].dataType.simpleString()
 
     def query(current: DataFrame) -> DataFrame:
-        view = barrier(current).where(f"{ERROR} IS NULL AND NOT {DROP}").selectExpr(*view_columns)
+        view = barrier(current, f"{ERROR} IS NULL AND NOT {DROP}").selectExpr(*view_columns)
         view.createOrReplaceTempView(transform.view)
         out = view.sparkSession.sql(transform.query())
         if ORIGINAL not in out.columns:
@@ -87,7 +86,7 @@ def sql_step(frame: DataFrame, rec: Rec, alias: str, transform: SqlTransform, si
     right, _ = materialize(replace(rec, key=failed_key, value=failed_value))
 
     def op(current: DataFrame) -> DataFrame:
-        failed = right(barrier(current).where(f"{ERROR} IS NOT NULL AND NOT {DROP}").drop(BARRIER))
+        failed = right(barrier(current, f"{ERROR} IS NOT NULL AND NOT {DROP}"))
         return left(query(current)).unionByName(failed)
 
     return op, after

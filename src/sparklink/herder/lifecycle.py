@@ -39,10 +39,12 @@ class Lifecycle:
     def put_status(self, name: str, task_id: int | None, state: State, trace: str | None = None) -> None:
         """The connector's status (task_id None) or one task's, with its plugin's version as Connect 4.x records."""
         status = Status(state, self.worker_id, trace, self.generation, self._version(name, task_id))
+        # Connect's putSafe for the states an old owner may still write after a rebalance.
+        safe = state in (State.UNASSIGNED, State.FAILED)
         if task_id is None:
-            self.statuses.put_connector(name, status)
+            self.statuses.put_connector(name, status, safe=safe)
         else:
-            self.statuses.put_task(name, task_id, status)
+            self.statuses.put_task(name, task_id, status, safe=safe)
 
     def _version(self, name: str, task_id: int | None) -> str | None:
         config = self.configs.connector_config(name) or {}

@@ -99,6 +99,16 @@ class Lifecycle:
             self.start_task(name, task_id, task_config)
 
     def generate_tasks(self, name: str, config: Mapping[str, str]) -> list[dict[str, str]]:
+        task_configs = self.task_configs_of(name, config)
+        old = self.configs.task_configs(name)
+        if task_configs != old:
+            self.configs.put_task_configs(name, task_configs)
+        for task_id in range(len(task_configs), len(old)):
+            self.statuses.remove_task(name, task_id)
+        return task_configs
+
+    def task_configs_of(self, name: str, config: Mapping[str, str]) -> list[dict[str, str]]:
+        """The running connector's task configs, checked against tasks.max (nothing written)."""
         tasks_max = validation.tasks_max(config)
         task_configs = self.worker.connector_task_configs(name, tasks_max)
         if len(task_configs) > tasks_max:
@@ -111,11 +121,6 @@ class Lifecycle:
                 len(task_configs),
                 tasks_max,
             )
-        old = self.configs.task_configs(name)
-        if task_configs != old:
-            self.configs.put_task_configs(name, task_configs)
-        for task_id in range(len(task_configs), len(old)):
-            self.statuses.remove_task(name, task_id)
         return task_configs
 
     def start_task(self, name: str, task_id: int, task_config: dict[str, str]) -> None:

@@ -44,6 +44,11 @@ class StatusStore(LogStore):
         with self._lock:
             return self._connectors.get(name)
 
+    def connector_names(self) -> list[str]:
+        """Every connector with a connector or task status."""
+        with self._lock:
+            return sorted(set(self._connectors) | {n for n, tasks in self._tasks.items() if tasks})
+
     def task(self, name: str, task_id: int) -> Status | None:
         with self._lock:
             return self._tasks.get(name, {}).get(task_id)

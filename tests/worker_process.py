@@ -16,9 +16,10 @@ from tests.helpers import wait_for
 
 
 class WorkerProcess:
-    def __init__(self, props: dict[str, Any], state_dir: Path) -> None:
+    def __init__(self, props: dict[str, Any], state_dir: Path, log_level: str = "WARNING") -> None:
         self.props = {**props, "rest.port": props.get("rest.port") or ports.free_port()}
         self.state_dir = state_dir
+        self.log_level = log_level
         self.pid = 0
 
     @property
@@ -33,7 +34,7 @@ class WorkerProcess:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         properties = self.state_dir / "worker.properties"
         properties.write_text("".join(f"{k}={v}\n" for k, v in self.props.items()))
-        cmd = [sys.executable, "-m", "sparklink.cli.main", "worker", str(properties), "--log-level", "WARNING"]
+        cmd = [sys.executable, "-m", "sparklink.cli.main", "worker", str(properties), "--log-level", self.log_level]
         self.pid = process.spawn(cmd, self.log)
 
         def healthy() -> bool:

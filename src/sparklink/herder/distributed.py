@@ -178,7 +178,7 @@ class DistributedHerder(StandaloneHerder):
                 self._running = Work()
             member.forget_assignment()
         before = member.assignment
-        if not member.ensure_active(timeout_ms=1000):
+        if not member.ensure_active():
             return
         assignment = member.assignment
         if assignment is None:

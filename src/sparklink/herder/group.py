@@ -124,6 +124,7 @@ class WorkerGroupMember:
             else IncrementalCooperativeAssignor(scheduled_rebalance_max_delay_ms)
         )
         self._last_completed_generation = -1
+        self._rebalance_timeout_ms = rebalance_timeout_ms
         self.leader_state = LeaderState()
         self._client = KafkaNetClient(bootstrap_servers=bootstrap_servers, client_id=f"sparklink-{group_id}")
         self._client._net.start()
@@ -141,10 +142,13 @@ class WorkerGroupMember:
         )
 
     # ------------------------------------------------------------------ driven by the tick thread
-    def ensure_active(self, timeout_ms: int) -> bool:
-        """Join (or rejoin) if needed; True once this member has a current assignment."""
+    def ensure_active(self) -> bool:
+        """Join (or rejoin) if needed, waiting for the rebalance to complete; True once this member has a
+        current assignment."""
         self._coordinator.poll_heartbeat()
-        return bool(self._coordinator.ensure_active_group(timeout_ms=timeout_ms))
+        # Wait as long as a rebalance may take: kafka-python drops a join that completes after the
+        # caller stopped waiting, and joining again would start yet another rebalance.
+        return bool(self._coordinator.ensure_active_group(timeout_ms=self._rebalance_timeout_ms + 10000))
 
     def request_rejoin(self) -> None:
         self._coordinator.request_rejoin()

@@ -6,7 +6,6 @@ Built from a `worker.properties` file and/or CLI flags; unknown keys are kept fo
 from __future__ import annotations
 
 from pathlib import Path
-
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field

@@ -184,9 +184,9 @@ class DistributedHerder(StandaloneHerder):
         if assignment is None:
             member.request_rejoin()
             return
-        if assignment is not before or not self._ready.is_set():
-            if not self._apply_assignment(member, assignment):
-                return
+        fresh = assignment is not before or not self._ready.is_set()
+        if fresh and not self._apply_assignment(member, assignment):
+            return
         self._handle_pending(member, assignment)
         if self._rebalance_at is not None and time.monotonic() >= self._rebalance_at:
             self._rebalance_at = None
@@ -383,7 +383,9 @@ class DistributedHerder(StandaloneHerder):
         for attempt in range(10):
             if leader_url:
                 try:
-                    response = httpx.post(f"{leader_url}/connectors/{name}/tasks", json=configs, timeout=FORWARD_TIMEOUT)
+                    response = httpx.post(
+                        f"{leader_url}/connectors/{name}/tasks", json=configs, timeout=FORWARD_TIMEOUT
+                    )
                     if response.status_code < 300:
                         return
                     log.warning("leader refused task configs of %s: %s", name, response.text)
@@ -520,7 +522,9 @@ class DistributedHerder(StandaloneHerder):
         while True:
             live = set(self.member.leader_state.urls.values()) if self.member else set()
             running = [
-                s for s in self.statuses.tasks(name).values() if s.state is State.RUNNING and f"http://{s.worker_id}" in live
+                s
+                for s in self.statuses.tasks(name).values()
+                if s.state is State.RUNNING and f"http://{s.worker_id}" in live
             ]
             if not running:
                 return

@@ -44,7 +44,7 @@ class Assignment:
     leader_url: str | None
     config_offset: int
     work: Work
-    revoked: Work = Work()
+    revoked: Work = field(default_factory=Work)
     delay_ms: int = 0
     error: int = NO_ERROR
 
@@ -202,8 +202,13 @@ class WorkerGroupMember:
         generation = self._coordinator._generation.generation_id
         snapshot = self._listener.configured(max_offset)
         if snapshot is None:
-            log.info("leader of %s is behind the config topic (offset %d); asking for a re-sync", self.group_id, max_offset)
-            return {m: _encode(_assignment_body(leader_id, leader_url, max_offset, Work(), Work(), 0, CONFIG_MISMATCH)) for m in members}
+            log.info(
+                "leader of %s is behind the config topic (offset %d); asking for a re-sync", self.group_id, max_offset
+            )
+            return {
+                m: _encode(_assignment_body(leader_id, leader_url, max_offset, Work(), Work(), 0, CONFIG_MISMATCH))
+                for m in members
+            }
         offset, configured = snapshot
         running = {
             m: Work.of(body["connectors"], (ConnectorTaskId(c, int(t)) for c, t in body["tasks"]))

@@ -8,6 +8,7 @@ Caller: `KafkaLog` in follow mode (kafka_log.py).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -75,10 +76,8 @@ class LogFollower:
     def close(self) -> None:
         self._closed.set()
         self._thread.join(timeout=10)
-        try:
+        with contextlib.suppress(RuntimeError):  # already closed
             self._consumer.close()
-        except RuntimeError:  # already closed
-            pass
         with self._cond:
             self._cond.notify_all()
 

@@ -22,11 +22,11 @@ from sparklink.rest.errors import error_body
 
 log = logging.getLogger(__name__)
 
-NO_LEADER = (
-    "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."
-)
+NO_LEADER = "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."
 CONFLICT = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
-STALE = "Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change)"
+STALE = (
+    "Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change)"
+)
 BODY_KEY = "sparklink.body"
 TIMEOUT = 90.0  # Connect's rest request timeout
 
@@ -70,8 +70,8 @@ async def forward(request: Request, exc: RequestTargetError) -> Response:
         return error_body(409, CONFLICT)
     if not exc.forward_url:
         return error_body(409, NO_LEADER)
-    params = [(k, v) for k, v in request.query_params.multi_items() if k != "forward"]
-    params.append(("forward", "true" if hop is None else "false"))
+    kept_params = [(k, v) for k, v in request.query_params.multi_items() if k != "forward"]
+    params = httpx.QueryParams([*kept_params, ("forward", "true" if hop is None else "false")])
     url = f"{exc.forward_url.rstrip('/')}{request.url.path}"
     headers = {k: v for k, v in request.headers.items() if k.lower() in ("content-type", "accept")}
     log.debug("forwarding %s %s to %s", request.method, request.url.path, exc.forward_url)

@@ -140,7 +140,13 @@ def start_worker(config: WorkerConfig, spark: SparkSession | None = None, timeou
     rest.start(timeout)
     owns_spark, session = spark is None, spark
     try:
-        session = spark if spark is not None else build_session(config.spark_master, f"sparklink-{config.worker_id}")
+        # Other spark.* worker properties (executor memory and cores, k8s image, ...) go to Spark as they are.
+        spark_conf = {k: str(v) for k, v in (config.model_extra or {}).items() if k.startswith("spark.")}
+        session = (
+            spark
+            if spark is not None
+            else build_session(config.spark_master, f"sparklink-{config.worker_id}", spark_conf)
+        )
         stores = kafka_stores(config)
         plugins = Plugins()
         scratch = Path(config.state_dir) / "checkpoints" if config.state_dir else None

@@ -43,6 +43,10 @@ class LogFollower:
             )
         )
         self._consumer.assign([TopicPartition(topic, p, o) for p, o in sorted(start.items())])
+        # End offsets come from a consumer of their own: a watermark query on the consumer that the
+        # follow thread polls can block far past its timeout (seen on a loaded machine, for minutes).
+        self._watermarks = Consumer(client_config(bootstrap_servers, **{"group.id": "sparklink-log-follower"}))
+        self._watermarks_lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name=f"follow-{topic}", daemon=True)
         self._thread.start()
 
@@ -68,16 +72,19 @@ class LogFollower:
 
     def end_offsets(self, timeout: float = 10.0) -> dict[int, int]:
         partitions = list(self.positions)
-        return {
-            p: self._consumer.get_watermark_offsets(TopicPartition(self.topic, p), timeout=timeout)[1]
-            for p in partitions
-        }
+        with self._watermarks_lock:
+            return {
+                p: self._watermarks.get_watermark_offsets(TopicPartition(self.topic, p), timeout=timeout)[1]
+                for p in partitions
+            }
 
     def close(self) -> None:
         self._closed.set()
         self._thread.join(timeout=10)
         with contextlib.suppress(RuntimeError):  # already closed
             self._consumer.close()
+        with self._watermarks_lock, contextlib.suppress(RuntimeError):
+            self._watermarks.close()
         with self._cond:
             self._cond.notify_all()
 

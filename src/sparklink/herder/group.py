@@ -199,6 +199,10 @@ class WorkerGroupMember:
         members = {m: json.loads(data) for m, data in raw.items()}
         max_offset = max(int(m["offset"]) for m in members.values())
         leader_url = members[leader_id]["url"]
+        # This round's generation: kafka-python sets it from the JoinGroup response before the leader
+        # assigns. The assignor trusts its memory of the previous round only if that round completed
+        # (Connect's lastCompletedGenerationId check), so an off-by-one here makes it forget every round:
+        # deleted connectors are never revoked and a dead worker's work moves without the delay.
         generation = self._coordinator._generation.generation_id
         snapshot = self._listener.configured(max_offset)
         if snapshot is None:
@@ -214,7 +218,7 @@ class WorkerGroupMember:
             m: Work.of(body["connectors"], (ConnectorTaskId(c, int(t)) for c, t in body["tasks"]))
             for m, body in members.items()
         }
-        decision = self._assignor.assign(configured, running, self._last_completed_generation, generation + 1)
+        decision = self._assignor.assign(configured, running, self._last_completed_generation, generation)
         self.leader_state = LeaderState({m: b["url"] for m, b in members.items()}, dict(decision.running_after))
         log.info(
             "group %s: assigning %d connectors and %d tasks to %d workers (delay %d ms)",

@@ -68,6 +68,8 @@ class DistributedHerder(StandaloneHerder):
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._running = Work()
+        # The config each local task was started with: a task-config commit restarts only changed tasks.
+        self._started_with: dict[ConnectorTaskId, dict[str, str]] = {}
         self._rebalance_at: float | None = None
         self._thread = threading.Thread(target=self._tick_loop, name="herder-tick", daemon=True)
         self.configs.listener = self
@@ -138,7 +140,8 @@ class DistributedHerder(StandaloneHerder):
         with self._pending_lock:
             if removed or not existed:
                 self._pending.rebalance = True
-            self._pending.connectors.add(name)
+            if existed:  # a new connector starts when assigned; restarting it then would start it twice
+                self._pending.connectors.add(name)
         self._wake.set()
 
     def tasks_committed(self, name: str) -> None:
@@ -281,6 +284,7 @@ class DistributedHerder(StandaloneHerder):
             return
         target = self.configs.target_state(task.connector)
         if target is TargetState.STARTED:
+            self._started_with[task] = task_configs[task.task]
             self._run.start_task(task.connector, task.task, task_configs[task.task])
         elif target is TargetState.PAUSED:
             self._run.put_status(task.connector, task.task, State.PAUSED)
@@ -296,7 +300,9 @@ class DistributedHerder(StandaloneHerder):
                 self._running = self._running - Work.of(tasks=[task])
                 if self.statuses.task(name, task.task) is not None:
                     self.statuses.remove_task(name, task.task)
-            else:
+            elif configs[task.task] != self._started_with.get(task):
+                # Unchanged tasks keep running (Connect restarts only tasks whose config changed; the
+                # commit that made a task is usually also the one that got it assigned here).
                 self.worker.stop_task(name, task.task)
                 self._start_task(task)
         if assignment.is_leader:

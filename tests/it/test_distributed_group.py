@@ -19,7 +19,7 @@ import pytest
 
 from sparklink.platform.kafka import KafkaCluster
 from tests.helpers import create_topic, status, unique, wait_for
-from tests.worker_process import WorkerProcess
+from tests.worker_process import WorkerProcess, stop_all
 
 SESSION_TIMEOUT_MS = 6000
 REBALANCE_DELAY_MS = 3000
@@ -67,8 +67,7 @@ def group(kafka: KafkaCluster, tmp_path_factory: pytest.TempPathFactory) -> Iter
             raise errors[0]
         yield workers
     finally:
-        for worker in workers:
-            worker.stop()
+        stop_all(workers)
         if previous is None:
             os.environ.pop("SPARKLINK_DRIVER_MEMORY", None)
         else:
@@ -83,8 +82,18 @@ def datagen(topic: str, **extra: str) -> dict[str, str]:
     return {"connector.class": "datagen", "topic": topic, "records.per.second": "30", **extra}
 
 
-def create(url: str, name: str, config: dict[str, str]) -> httpx.Response:
-    return httpx.post(f"{url}/connectors", json={"name": name, "config": config}, timeout=120)
+def create(url: str, name: str, config: dict[str, str], forward: str | None = None, **extra: str) -> httpx.Response:
+    params = {"forward": forward} if forward else {}
+    body = {"name": name, "config": config, **extra}
+    return httpx.post(f"{url}/connectors", params=params, json=body, timeout=120)
+
+
+def delete(url: str, *names: str) -> None:
+    """Remove what a test made (through a worker that may have to forward), so the next test's Spark
+    queries do not share the two cores with this one's."""
+    for name in names:
+        response = httpx.delete(f"{url}/connectors/{name}", timeout=120)
+        assert response.status_code in (204, 404), response.text
 
 
 def running_everywhere(url: str, name: str, tasks: int) -> dict[str, Any] | None:
@@ -95,6 +104,10 @@ def running_everywhere(url: str, name: str, tasks: int) -> dict[str, Any] | None
 
 def log_count(worker: WorkerProcess, line: str) -> int:
     return worker.log.read_text(errors="replace").count(line) if worker.log.exists() else 0
+
+
+def task_start_count(workers: list[WorkerProcess], name: str) -> int:
+    return sum(log_count(w, f"started task {name}-") for w in workers)
 
 
 def owner(workers: list[WorkerProcess], worker_id: str) -> WorkerProcess:
@@ -117,19 +130,18 @@ def test_connectors_and_tasks_spread_over_the_group_and_writes_to_non_leaders_ar
     for worker in group:
         assert sorted(httpx.get(f"{worker.url}/connectors", timeout=30).json()) >= sorted(names)
     # A request that already made its hops is not forwarded again: the two non-leaders refuse it.
-    refused = []
+    refused, made = [], []
     for worker in group:
-        response = httpx.post(
-            f"{worker.url}/connectors?forward=false",
-            json={"name": unique("hop"), "config": datagen(unique("hop"))},
-            timeout=120,
-        )
+        hop = unique("hop")
+        response = create(worker.url, hop, datagen(hop), forward="false", initial_state="STOPPED")
         if response.status_code == 409:
             assert response.json() == {"error_code": 409, "message": CONFLICT}
             refused.append(worker)
         else:
             assert response.status_code == 201, response.text
+            made.append(hop)
     assert len(refused) == 2
+    delete(group[1].url, *names, *made)
 
 
 def test_multi_worker_restart_only_connector(group: list[WorkerProcess]) -> None:
@@ -139,12 +151,14 @@ def test_multi_worker_restart_only_connector(group: list[WorkerProcess]) -> None
     connector_owner = owner(group, body["connector"]["worker_id"])
     other = next(w for w in group if w is not connector_owner)
     starts = log_count(connector_owner, f"started connector {name}")
-    task_starts = sum(log_count(w, f"started task {name}-") for w in group)
+    # A task reports RUNNING before its query has started (and logged so): wait for both queries.
+    task_starts = wait_for(lambda: task_start_count(group, name) >= 2 and task_start_count(group, name), 120, "tasks")
     response = httpx.post(f"{other.url}/connectors/{name}/restart", timeout=120)
     assert response.status_code == 204, response.text
     wait_for(lambda: log_count(connector_owner, f"started connector {name}") == starts + 1, 120, "connector restart")
     wait_for(lambda: running_everywhere(other.url, name, 2), 120, f"{name} RUNNING again")
-    assert sum(log_count(w, f"started task {name}-") for w in group) == task_starts
+    assert task_start_count(group, name) == task_starts
+    delete(other.url, name)
 
 
 def test_multi_worker_restart_both_connector_and_tasks(group: list[WorkerProcess]) -> None:
@@ -154,7 +168,10 @@ def test_multi_worker_restart_both_connector_and_tasks(group: list[WorkerProcess
     connector_owner = owner(group, body["connector"]["worker_id"])
     other = next(w for w in group if w is not connector_owner)
     task_owners = {t["id"]: owner(group, t["worker_id"]) for t in body["tasks"]}
-    before = {i: log_count(w, f"started task {name}-{i} ") for i, w in task_owners.items()}
+    before = {
+        i: wait_for(lambda i=i, w=w: log_count(w, f"started task {name}-{i} "), 120, f"task {i} started")
+        for i, w in task_owners.items()
+    }
     response = httpx.post(f"{other.url}/connectors/{name}/restart?includeTasks=true", timeout=120)
     assert response.status_code == 202, response.text
     plan = response.json()
@@ -163,6 +180,7 @@ def test_multi_worker_restart_both_connector_and_tasks(group: list[WorkerProcess
     for i, worker in task_owners.items():
         wait_for(lambda i=i, w=worker: log_count(w, f"started task {name}-{i} ") > before[i], 120, f"task {i} restart")
     wait_for(lambda: running_everywhere(other.url, name, 3), 120, f"{name} RUNNING after the restart")
+    delete(other.url, name)
 
 
 def test_kill_9_of_the_leader_moves_its_tasks_and_loses_no_record(group: list[WorkerProcess], tmp_path: Path) -> None:
@@ -182,14 +200,11 @@ def test_kill_9_of_the_leader_moves_its_tasks_and_loses_no_record(group: list[Wo
     leader = next(
         w
         for w in group
-        if httpx.post(
-            f"{w.url}/connectors?forward=false", json={"name": unique("probe"), "config": datagen(unique("p"))}
-        ).status_code
+        if create(w.url, unique("probe"), datagen(unique("p")), forward="false", initial_state="STOPPED").status_code
         == 201
     )
     leader_id = leader.url.removeprefix("http://")
     leader.kill()
-    leader.pid = 0
     survivors = alive(group)
     survivor_ids = {w.url.removeprefix("http://") for w in survivors}
 
@@ -205,7 +220,7 @@ def test_kill_9_of_the_leader_moves_its_tasks_and_loses_no_record(group: list[Wo
 
     # A new leader takes config writes, through either survivor.
     for worker in survivors:
-        response = create(worker.url, unique("after"), datagen(unique("after")))
+        response = create(worker.url, unique("after"), datagen(unique("after")), initial_state="STOPPED")
         assert response.status_code == 201, response.text
 
     # At least once: every generated record reaches the sink file.

@@ -57,6 +57,13 @@ def kafka_stores(config: WorkerConfig) -> Stores:
     )
 
 
+def converter_defaults(config: WorkerConfig) -> dict[str, str]:
+    """The worker's `key.converter`, `value.converter`, `header.converter` settings and their options."""
+    extra = config.model_extra or {}
+    prefixes = ("key.converter", "value.converter", "header.converter")
+    return {k: str(v) for k, v in extra.items() if k.startswith(prefixes)}
+
+
 def cluster_id(bootstrap_servers: str) -> str:
     admin = AdminClient(client_config(bootstrap_servers))
     try:
@@ -151,7 +158,13 @@ def start_worker(config: WorkerConfig, spark: SparkSession | None = None, timeou
         plugins = Plugins()
         scratch = Path(config.state_dir) / "checkpoints" if config.state_dir else None
         queries = TaskQueries(
-            session, config.bootstrap_servers, stores.offsets, stores.group_offsets, config.trigger_interval_ms, scratch
+            session,
+            config.bootstrap_servers,
+            stores.offsets,
+            stores.group_offsets,
+            config.trigger_interval_ms,
+            scratch,
+            converter_defaults(config),
         )
         worker = Worker(plugins, queries)
         herder_class = DistributedHerder if config.mode == "distributed" else StandaloneHerder

@@ -50,6 +50,8 @@ def build_session(
         "spark.sql.shuffle.partitions": "2",
         "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
         "spark.sql.adaptive.enabled": "false",
+        # Connect's maps keep the last value put for a key; Spark's default would fail the batch.
+        "spark.sql.mapKeyDedupPolicy": "LAST_WIN",
         # The local sockets that move collected rows between the JVM and Python wait 15 s by default,
         # too little on a loaded machine (CANNOT_OPEN_SOCKET fails the task).
         "spark.python.authenticate.socketTimeout": "120s",

@@ -13,9 +13,9 @@ import logging
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from sparklink.api.connector import SinkTask, SourceTask, Task, TaskContext
 from sparklink.api.task_config import TaskSettings, sink_group
@@ -32,6 +32,8 @@ from sparklink.execution.running import (
 )
 from sparklink.storage.group_offsets import GroupOffsetStore
 from sparklink.storage.offsets import OffsetStore
+from sparklink.transforms import errors as record_errors
+from sparklink.transforms.pipeline import Outcome, Pipeline, compile_pipeline
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -51,6 +53,7 @@ class TaskQueries:
         group_offsets: GroupOffsetStore,
         trigger_interval_ms: int = 1000,
         scratch_dir: Path | None = None,
+        converter_defaults: Mapping[str, str] | None = None,
     ) -> None:
         self.spark = spark
         self.bootstrap_servers = bootstrap_servers
@@ -58,6 +61,8 @@ class TaskQueries:
         self.group_offsets = group_offsets
         self.trigger = f"{trigger_interval_ms} milliseconds"
         self.scratch = Path(scratch_dir or tempfile.mkdtemp(prefix="sparklink-checkpoints-"))
+        # The worker's key/value/header converter settings, used where a connector sets none.
+        self.converter_defaults = dict(converter_defaults or {})
         self._tasks: dict[tuple[str, int], RunningTask] = {}
         self._by_query: dict[str, RunningTask] = {}
         self._early_exits: dict[str, str | None] = {}
@@ -71,18 +76,41 @@ class TaskQueries:
         self._watchdog.start()
 
     # ------------------------------------------------------------------ control
-    def start_task(self, connector: str, task_id: int, task: Task, config: dict[str, str], events: TaskEvents) -> None:
-        """Build the task's pipeline and start its query; raises if the pipeline cannot be built."""
-        with self._control:
-            self._start_task(connector, task_id, task, config, events)
+    def start_task(
+        self,
+        connector: str,
+        task_id: int,
+        task: Task,
+        config: dict[str, str],
+        events: TaskEvents,
+        connector_config: Mapping[str, str] | None = None,
+    ) -> None:
+        """Build the task's pipeline and start its query; raises if the pipeline cannot be built.
 
-    def _start_task(self, connector: str, task_id: int, task: Task, config: dict[str, str], events: TaskEvents) -> None:
+        Converters, transforms and error handling come from `connector_config` (as in Connect), else
+        from the task config."""
+        with self._control:
+            self._start_task(connector, task_id, task, config, events, connector_config)
+
+    def _start_task(
+        self,
+        connector: str,
+        task_id: int,
+        task: Task,
+        config: dict[str, str],
+        events: TaskEvents,
+        connector_config: Mapping[str, str] | None = None,
+    ) -> None:
         self._stop_task(connector, task_id)
         ctx = TaskContext(connector, task_id, dict(config), self.spark)
         settings = TaskSettings.parse(config)
+        side: Literal["source", "sink"] = "source" if isinstance(task, SourceTask) else "sink"
+        pipeline = compile_pipeline(dict(connector_config or config), self.converter_defaults, side, connector, task_id)
         self.scratch.mkdir(parents=True, exist_ok=True)
         checkpoint = Path(tempfile.mkdtemp(prefix=f"{safe_name(connector)}-{task_id}-", dir=self.scratch))
         run = RunningTask(connector, task_id, task, ctx, settings, events, checkpoint)
+        run.extra["pipeline"] = pipeline
+        run.extra["connector_config"] = connector_config
         if isinstance(task, SourceTask):
             ctx.resume = self.offsets.get(connector)
             query: StreamingQuery | None = self._start_source(run, task)
@@ -182,18 +210,32 @@ class TaskQueries:
         4. let the task react (`batch_written`, e.g. MirrorMaker's offset syncs), then update metrics.
         A crash between 1 and 2 replays the batch on restart: at least once, nothing lost.
         """
+        pipeline: Pipeline = run.extra["pipeline"]
         batch.persist()
+        outcome = pipeline.run(batch)
         try:
-            count = kafka_io.write_records(batch, self.bootstrap_servers, producer)
-            if count == 0:
+            records = outcome.records
+            # Converter and transform failures tolerated by errors.tolerance=all are logged and skipped
+            # (Connect has no dead letter queue for sources); their offsets still count as done.
+            pipeline.dead_letters(outcome, self.bootstrap_servers, {})
+            count = record_errors.retrying(
+                pipeline.policy,
+                lambda: kafka_io.write_records(records, self.bootstrap_servers, producer),
+                lambda: run.stopping,
+            )
+            if count == 0 and (records is batch or batch.isEmpty()):
                 return
             self.offsets.put(run.connector, list(task.batch_offsets(batch)))
-            topics = known_topics or [r[0] for r in batch.select("topic").distinct().collect()]
+            if count == 0:
+                return
+            # Transforms may route records to other topics; without any, the task's own list holds.
+            topics = known_topics if known_topics and not pipeline.steps else _topics(records)
             run.events.topics_seen(run.connector, run.task_id, topics)
             task.batch_written(batch, batch_id, run.ctx)
             run.records += count
             run.batches += 1
         finally:
+            outcome.release()
             batch.unpersist()
 
     # ------------------------------------------------------------------ sinks
@@ -224,18 +266,31 @@ class TaskQueries:
         2. the batch's next offsets are committed to the connector's consumer group;
         3. newly seen topics are recorded; 4. metrics.
         """
+        pipeline: Pipeline = run.extra["pipeline"]
         batch.persist()
+        outcome: Outcome | None = None
         try:
             ends = batch.groupBy("topic", "partition").agg({"offset": "max", "*": "count"}).collect()
             if not ends:
                 return
-            task.write_batch(batch, batch_id, run.ctx)
+            outcome = pipeline.run(batch)
+            # Records that failed conversion or a transform (errors.tolerance=all) go to the dead
+            # letter queue before the batch's offsets are committed.
+            dead = pipeline.dead_letters(outcome, self.bootstrap_servers, {})
+            if dead is not None:
+                kafka_io.write_records(dead, self.bootstrap_servers, task_producer_config(run.ctx.config))
+            records = outcome.records
+            record_errors.retrying(
+                pipeline.policy, lambda: task.write_batch(records, batch_id, run.ctx), lambda: run.stopping
+            )
             positions = {(r["topic"], int(r["partition"])): int(r["max(offset)"]) + 1 for r in ends}
             self.group_offsets.commit(group, positions)
             run.events.topics_seen(run.connector, run.task_id, sorted({t for t, _ in positions}))
             run.records += sum(int(r["count(1)"]) for r in ends)
             run.batches += 1
         finally:
+            if outcome is not None:
+                outcome.release()
             batch.unpersist()
 
     # ------------------------------------------------------------------ shared
@@ -294,7 +349,14 @@ class TaskQueries:
                     continue  # stopped or replaced meanwhile
                 log.info("task %s-%d: partitions changed to %s; restarting its query", run.connector, run.task_id, now)
                 try:
-                    self._start_task(run.connector, run.task_id, type(run.task)(), run.ctx.config, run.events)
+                    self._start_task(
+                        run.connector,
+                        run.task_id,
+                        type(run.task)(),
+                        run.ctx.config,
+                        run.events,
+                        run.extra.get("connector_config"),
+                    )
                 except Exception as exc:
                     run.events.task_failed(run.connector, run.task_id, f"re-assigning partitions failed: {exc}")
 
@@ -313,3 +375,13 @@ class TaskQueries:
         trace = f"{trace}\nCaused by query termination:\n{exception}" if trace else exception
         log.error("task %s-%d failed: %s", run.connector, run.task_id, trace.strip().splitlines()[-1][:300])
         run.events.task_failed(run.connector, run.task_id, trace)
+
+
+def _topics(records: DataFrame) -> list[str]:
+    return [r[0] for r in records.select("topic").distinct().collect()]
+
+
+def task_producer_config(config: Mapping[str, str]) -> dict[str, str]:
+    """Connect's `producer.override.*` settings of a task (the DLQ producer of a sink uses them)."""
+    prefix = "producer.override."
+    return {k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)}

@@ -128,7 +128,7 @@ class Lifecycle:
         # listener thread, and that report must not be overwritten by a late RUNNING.
         self.put_status(name, task_id, State.RUNNING)
         try:
-            self.worker.start_task(name, task_id, task_config, self.listener)
+            self.worker.start_task(name, task_id, task_config, self.listener, self.configs.connector_config(name))
         except Exception as exc:
             log.error("task %s-%d failed to start: %s", name, task_id, exc)
             self.put_status(name, task_id, State.FAILED, trace(exc))

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from sparklink.api.connector import SinkTask, SourceTask, Task, TaskContext
 from sparklink.api.task_config import TaskSettings, sink_group
-from sparklink.execution import kafka_io
+from sparklink.execution import kafka_io, restarts
 from sparklink.execution.running import (
     QueryListener,
     RunningTask,
@@ -77,13 +77,16 @@ class TaskQueries:
         with self._control:
             self._start_task(connector, task_id, task, config, events)
 
-    def _start_task(self, connector: str, task_id: int, task: Task, config: dict[str, str], events: TaskEvents) -> None:
+    def _start_task(
+        self, connector: str, task_id: int, task: Task, config: dict[str, str], events: TaskEvents, retries: int = 0
+    ) -> None:
         self._stop_task(connector, task_id)
         ctx = TaskContext(connector, task_id, dict(config), self.spark)
         settings = TaskSettings.parse(config)
         self.scratch.mkdir(parents=True, exist_ok=True)
         checkpoint = Path(tempfile.mkdtemp(prefix=f"{safe_name(connector)}-{task_id}-", dir=self.scratch))
         run = RunningTask(connector, task_id, task, ctx, settings, events, checkpoint)
+        run.extra["start_retries"] = retries
         if isinstance(task, SourceTask):
             ctx.resume = self.offsets.get(connector)
             query: StreamingQuery | None = self._start_source(run, task)
@@ -321,5 +324,33 @@ class TaskQueries:
         # in Py4J frames. Keep both: cause first.
         trace = run.extra.get("error", "")
         trace = f"{trace}\nCaused by query termination:\n{exception}" if trace else exception
+        decision = restarts.decide(trace, run.extra.get("start_retries", 0))
+        if decision.restart and not self._closed.is_set():
+            log.warning(
+                "task %s-%d: its query stopped because %s; restarting it (attempt %d of %d)",
+                run.connector,
+                run.task_id,
+                decision.reason,
+                decision.attempt,
+                restarts.MAX_START_RETRIES,
+            )
+            # Not on the caller's thread: that is Spark's listener bus (or the watchdog, or a start
+            # that holds the control lock), and a query start must not wait on either.
+            name = f"restart-{run.connector}-{run.task_id}"
+            threading.Thread(target=self._restart, args=(run, decision.attempt), name=name, daemon=True).start()
+            return
         log.error("task %s-%d failed: %s", run.connector, run.task_id, trace.strip().splitlines()[-1][:300])
         run.events.task_failed(run.connector, run.task_id, trace)
+
+    def _restart(self, run: RunningTask, attempt: int) -> None:
+        """Start a fresh query for a task whose query died of a transient start failure, unless the
+        task was stopped, replaced or the worker closed meanwhile."""
+        with self._control:
+            if self._closed.is_set() or self._tasks.get(run.key) is not run or run.stopping:
+                return
+            try:
+                self._start_task(
+                    run.connector, run.task_id, type(run.task)(), run.ctx.config, run.events, retries=attempt
+                )
+            except Exception as exc:
+                run.events.task_failed(run.connector, run.task_id, f"restarting the task's query failed: {exc}")

@@ -12,7 +12,7 @@ from the jars, see bench/rest_and_restart.py). Per system:
    same classes on both systems; all RUNNING, the 10 lines of each source delivered, `--settle` s,
    then CPU over `--sample` s.
 
-CPU is user+system time of every process in the worker's session (sparklink's Python worker, its
+CPU is user+system time of the worker's process and its descendants (sparklink's Python worker, its
 Spark JVM and any Python worker Spark started; Apache's JVM) from /proc, reported as cores, with a
 split per process name. The issue's goal is N idle connectors <= 0.05 + 0.01 * N cores.
 Prints a table and writes bench/results/idle-<timestamp>.json with the load averages seen (the
@@ -78,10 +78,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 # ---------------------------------------------------------------------------------------- sampling
-def session_processes(session: int) -> dict[int, tuple[str, float]]:
-    """pid -> (command name, user+system CPU seconds) of the live processes in a session."""
+def tree_processes(root: int) -> dict[int, tuple[str, float]]:
+    """pid -> (command name, user+system CPU seconds) of `root` and its live descendants.
+
+    By parentage, not session: sparklink starts its Spark JVM in a session of its own.
+    """
     tick = os.sysconf("SC_CLK_TCK")
-    out: dict[int, tuple[str, float]] = {}
+    procs: dict[int, tuple[int, str, float]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             text = stat.read_text()
@@ -89,16 +92,22 @@ def session_processes(session: int) -> dict[int, tuple[str, float]]:
             continue
         name = text[text.index("(") + 1 : text.rindex(")")]
         fields = text.rsplit(")", 1)[1].split()
-        if int(fields[3]) == session:
-            out[int(stat.parent.name)] = (name, (int(fields[11]) + int(fields[12])) / tick)
-    return out
+        procs[int(stat.parent.name)] = (int(fields[1]), name, (int(fields[11]) + int(fields[12])) / tick)
+    members, grew = {root}, True
+    while grew:
+        grew = False
+        for pid, (parent, _, _) in procs.items():
+            if parent in members and pid not in members:
+                members.add(pid)
+                grew = True
+    return {pid: (procs[pid][1], procs[pid][2]) for pid in members if pid in procs}
 
 
-def sample_cores(session: int, seconds: float) -> dict[str, Any]:
-    """Cores used by the session over `seconds`, in all and per command name (java, python ...)."""
-    before, began, load_before = session_processes(session), time.perf_counter(), os.getloadavg()
+def sample_cores(root: int, seconds: float) -> dict[str, Any]:
+    """Cores used by a worker's process tree over `seconds`, in all and per command name (java, python)."""
+    before, began, load_before = tree_processes(root), time.perf_counter(), os.getloadavg()
     time.sleep(seconds)
-    after, elapsed = session_processes(session), time.perf_counter() - began
+    after, elapsed = tree_processes(root), time.perf_counter() - began
     by_name: dict[str, float] = {}
     for pid, (name, cpu) in after.items():
         # A process started during the window counts from zero; one that ended is not seen (rare).

@@ -240,6 +240,12 @@ class StandaloneHerder:
             self.worker.stop_task(name, task_id)
             self._run.start_task(name, task_id, task_configs[task_id])
 
+    def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
+        raise BadRequestError(
+            "Task configs are only accepted from other workers of a group; this worker runs standalone "
+            "(set sparklink.worker.mode=distributed to form a group)"
+        )
+
     # ------------------------------------------------------------------ offsets (KIP-875)
     def connector_offsets(self, name: str) -> list[ConnectorOffset]:
         config = self.connector_config(name)

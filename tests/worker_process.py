@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,12 @@ from tests.helpers import wait_for
 
 
 class WorkerProcess:
-    def __init__(self, props: dict[str, Any], state_dir: Path) -> None:
+    def __init__(self, props: dict[str, Any], state_dir: Path, log_level: str = "WARNING") -> None:
         self.props = {**props, "rest.port": props.get("rest.port") or ports.free_port()}
         self.state_dir = state_dir
+        self.log_level = log_level
         self.pid = 0
+        self._jvms: list[int] = []
 
     @property
     def url(self) -> str:
@@ -33,7 +36,7 @@ class WorkerProcess:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         properties = self.state_dir / "worker.properties"
         properties.write_text("".join(f"{k}={v}\n" for k, v in self.props.items()))
-        cmd = [sys.executable, "-m", "sparklink.cli.main", "worker", str(properties), "--log-level", "WARNING"]
+        cmd = [sys.executable, "-m", "sparklink.cli.main", "worker", str(properties), "--log-level", self.log_level]
         self.pid = process.spawn(cmd, self.log)
 
         def healthy() -> bool:
@@ -74,9 +77,28 @@ class WorkerProcess:
         return None
 
     def kill(self) -> None:
-        """SIGKILL the worker and its Spark JVM (same process group), as a crash would."""
+        """SIGKILL the worker, as a crash would; its Spark JVM (a session of its own) exits by itself
+        when the worker's end of the gateway pipe closes, and `stop` makes sure it has."""
+        self._jvms = self.children()
         process.kill(self.pid)
+        self.pid = 0
 
     def stop(self) -> None:
+        jvms = self._jvms
         if self.pid:
+            jvms = jvms + self.children()
             process.stop(self.pid, timeout=30)
+            self.pid = 0
+        # No Spark JVM may outlive the tests.
+        for jvm in jvms:
+            process.stop(jvm, timeout=15)
+        self._jvms = []
+
+
+def stop_all(workers: list[WorkerProcess]) -> None:
+    """Stop several workers at once (each may take a while to leave its group and stop its Spark)."""
+    threads = [threading.Thread(target=w.stop) for w in workers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()

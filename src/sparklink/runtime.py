@@ -21,6 +21,7 @@ from fastapi import FastAPI
 from sparklink.api.clients import client_config
 from sparklink.execution.tasks import TaskQueries
 from sparklink.execution.worker import Worker
+from sparklink.herder.distributed import DistributedHerder
 from sparklink.herder.herder import StandaloneHerder, Stores
 from sparklink.platform import ports
 from sparklink.plugins import Plugins
@@ -42,9 +43,11 @@ log = logging.getLogger(__name__)
 def kafka_stores(config: WorkerConfig) -> Stores:
     """The four stores on the worker group's internal topics (not started)."""
     bs = config.bootstrap_servers
+    # In a group every worker writes these topics; each follows them to see the others' writes.
+    follow = config.mode == "distributed"
 
     def backend(topic: str, partitions: int, rf: int) -> KafkaBackend:
-        return KafkaBackend(KafkaLog(bs, topic, partitions, rf, client_id=config.group_id))
+        return KafkaBackend(KafkaLog(bs, topic, partitions, rf, client_id=config.group_id), follow=follow)
 
     return Stores(
         configs=ConfigStore(backend(config.config_topic, 1, config.config_replication)),
@@ -52,6 +55,13 @@ def kafka_stores(config: WorkerConfig) -> Stores:
         offsets=OffsetStore(backend(config.offset_topic, config.offset_partitions, config.offset_replication)),
         group_offsets=KafkaGroupOffsetStore(bs),
     )
+
+
+def converter_defaults(config: WorkerConfig) -> dict[str, str]:
+    """The worker's `key.converter`, `value.converter`, `header.converter` settings and their options."""
+    extra = config.model_extra or {}
+    prefixes = ("key.converter", "value.converter", "header.converter")
+    return {k: str(v) for k, v in extra.items() if k.startswith(prefixes)}
 
 
 def cluster_id(bootstrap_servers: str) -> str:
@@ -137,15 +147,28 @@ def start_worker(config: WorkerConfig, spark: SparkSession | None = None, timeou
     rest.start(timeout)
     owns_spark, session = spark is None, spark
     try:
-        session = spark if spark is not None else build_session(config.spark_master)
+        # Other spark.* worker properties (executor memory and cores, k8s image, ...) go to Spark as they are.
+        spark_conf = {k: str(v) for k, v in (config.model_extra or {}).items() if k.startswith("spark.")}
+        session = (
+            spark
+            if spark is not None
+            else build_session(config.spark_master, f"sparklink-{config.worker_id}", spark_conf)
+        )
         stores = kafka_stores(config)
         plugins = Plugins()
         scratch = Path(config.state_dir) / "checkpoints" if config.state_dir else None
         queries = TaskQueries(
-            session, config.bootstrap_servers, stores.offsets, stores.group_offsets, config.trigger_interval_ms, scratch
+            session,
+            config.bootstrap_servers,
+            stores.offsets,
+            stores.group_offsets,
+            config.trigger_interval_ms,
+            scratch,
+            converter_defaults(config),
         )
         worker = Worker(plugins, queries)
-        herder = StandaloneHerder(config, stores, worker, plugins, cluster_id(config.bootstrap_servers))
+        herder_class = DistributedHerder if config.mode == "distributed" else StandaloneHerder
+        herder = herder_class(config, stores, worker, plugins, cluster_id(config.bootstrap_servers))
         rest_app.attach(rest.app, herder)
         herder.start()
     except BaseException:

@@ -6,6 +6,7 @@ Built from a `worker.properties` file and/or CLI flags; unknown keys are kept fo
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -33,6 +34,15 @@ class WorkerConfig(BaseModel):
     advertised_port: int | None = Field(None, alias="rest.advertised.port")
     topic_tracking_enable: bool = Field(True, alias="topic.tracking.enable")
     topic_tracking_allow_reset: bool = Field(True, alias="topic.tracking.allow.reset")
+    # standalone: this worker alone owns the group's topics; distributed: it joins the Kafka group
+    # `group.id` with the other workers on the same topics (Connect's connect-distributed).
+    mode: Literal["standalone", "distributed"] = Field("standalone", alias="sparklink.worker.mode")
+    session_timeout_ms: int = Field(10000, alias="session.timeout.ms", ge=1000)
+    heartbeat_interval_ms: int = Field(3000, alias="heartbeat.interval.ms", ge=100)
+    rebalance_timeout_ms: int = Field(60000, alias="rebalance.timeout.ms", ge=1000)
+    scheduled_rebalance_max_delay_ms: int = Field(300000, alias="scheduled.rebalance.max.delay.ms", ge=0)
+    # local[*] runs Spark in the worker's JVM; spark://host:7077, yarn or k8s://... run the task queries
+    # on that cluster's executors, one Spark application per worker.
     spark_master: str = Field("local[*]", alias="spark.master")
     trigger_interval_ms: int = Field(1000, alias="task.trigger.interval.ms")
     state_dir: str | None = Field(None, alias="sparklink.state.dir")

@@ -44,8 +44,15 @@ def test_datagen_connector_writes_the_expected_records(kafka: KafkaCluster, work
 
     metrics = httpx.get(f"{worker.url}/metrics", timeout=10).text
     assert 'sparklink_connector_state{connector="gen",state="RUNNING"} 1.0' in metrics
-    moved = [line for line in metrics.splitlines() if line.startswith('sparklink_task_records_total{connector="gen"')]
-    assert len(moved) == 2 and sum(float(line.split()[-1]) for line in moved) >= 300
+
+    # A batch's records are counted when Spark reports the batch's progress, which can come after its
+    # records are already readable: wait for the count rather than read it once.
+    def records_counted() -> bool:
+        text = httpx.get(f"{worker.url}/metrics", timeout=10).text
+        moved = [line for line in text.splitlines() if line.startswith('sparklink_task_records_total{connector="gen"')]
+        return len(moved) == 2 and sum(float(line.split()[-1]) for line in moved) >= 300
+
+    wait_for(records_counted, 60, "both tasks' records counted in /metrics")
 
 
 def test_a_failing_task_is_failed_with_its_trace_while_siblings_run(worker_factory: WorkerFactory) -> None:

@@ -21,7 +21,15 @@ def test_list_plugins(module_worker: Runtime) -> None:
                 "version": datagen[0]["version"],
             }
         ]
-        assert {p["type"] for p in plugins} <= {"source", "sink"}
+        if params.get("connectorsOnly") == "False":
+            # Connect's order: connectors, then transformations, predicates, converters, header converters.
+            kinds = list(dict.fromkeys(p["type"] for p in plugins))
+            assert kinds[-4:] == ["transformation", "predicate", "converter", "header_converter"]
+            classes = {p["class"] for p in plugins}
+            assert "org.apache.kafka.connect.transforms.InsertField$Value" in classes
+            assert "org.apache.kafka.connect.json.JsonConverter" in classes
+        else:
+            assert {p["type"] for p in plugins} <= {"source", "sink"}
 
 
 def test_plugin_config_lists_plugin_keys_then_base_keys(module_worker: Runtime) -> None:

@@ -68,7 +68,14 @@ class TwinWorker:
     ) -> bool:
         return False
 
-    def start_task(self, name: str, task_id: int, config: dict[str, str], events: TaskListener) -> None:
+    def start_task(
+        self,
+        name: str,
+        task_id: int,
+        config: dict[str, str],
+        events: TaskListener,
+        connector_config: Mapping[str, str] | None = None,
+    ) -> None:
         if (name, task_id) in self.failing_tasks:
             raise RuntimeError(f"task {name}-{task_id} cannot build its pipeline")
         self.tasks.add((name, task_id))

@@ -95,8 +95,14 @@ class ConfigDef:
         return out
 
 
+class Message(str):
+    """A validator's reason that is the whole error text (Kafka's one-argument ConfigException)."""
+
+
 def invalid(name: str, value: Any, reason: str) -> str:
     """Kafka's ConfigException text, which clients and tests match on."""
+    if isinstance(reason, Message):
+        return str(reason)
     return f"Invalid value {'null' if value is None else value} for configuration {name}: {reason}"
 
 

@@ -6,6 +6,10 @@ ConnectError                      -> 500 unless a subclass says otherwise
  ├── NotFoundError                -> 404
  ├── AlreadyExistsError           -> 409
  ├── ForbiddenError               -> 403 (a feature switched off by worker config)
+ ├── RequestTargetError(url)      -> another worker of the group must do it: REST forwards the request to
+ │    ├── NotLeaderError             `forward_url` (the leader / the owner), or answers 409 when it cannot
+ │    └── NotAssignedError
+ ├── RebalanceNeededError         -> 409 (a rebalance is due; the answer would rest on stale assignments)
  └── RetriableError(delay)        -> Kafka said "try again" (not leader yet, coordinator loading, timeout);
                                      internal-topic reads and writes retry it with back-off up to a deadline
 """
@@ -49,3 +53,26 @@ class RetriableError(ConnectError):
     def __init__(self, message: str, delay: float = 1.0) -> None:
         super().__init__(message)
         self.delay = delay
+
+
+class RequestTargetError(ConnectError):
+    """Raised by a worker of a group that cannot handle a request itself; `forward_url` (or None if
+    unknown right now) is the worker that can."""
+
+    status = 409
+
+    def __init__(self, message: str, forward_url: str | None) -> None:
+        super().__init__(message)
+        self.forward_url = forward_url
+
+
+class NotLeaderError(RequestTargetError):
+    pass
+
+
+class NotAssignedError(RequestTargetError):
+    pass
+
+
+class RebalanceNeededError(ConnectError):
+    status = 409

@@ -23,13 +23,29 @@ def run_worker(
     port: Annotated[int | None, typer.Option(help="REST port [default: 8083].")] = None,
     host: Annotated[str | None, typer.Option(help="REST listen address [default: 127.0.0.1].")] = None,
     group_id: Annotated[
-        str | None, typer.Option("--group-id", help="Worker group (names the internal topics' owner).")
+        str | None,
+        typer.Option(
+            "--group-id",
+            help="Join this worker group (distributed mode): workers with the same group id and internal "
+            "topics share connectors and tasks, and take over a dead worker's.",
+        ),
+    ] = None,
+    spark_master: Annotated[
+        str | None,
+        typer.Option(
+            "--spark-master",
+            help="Where task queries run: local[*] (in this process, the default), spark://host:7077, yarn "
+            "or k8s://https://host:port. Each worker is its own Spark application.",
+        ),
     ] = None,
     log_level: Annotated[str, typer.Option(help="Python log level.")] = "INFO",
 ) -> None:
     """Run a worker: connector configs, statuses and offsets live in Kafka compacted topics.
 
     Example: sparklink worker -b 127.0.0.1:9092   then   curl localhost:8083/connectors
+
+    A group of three on one Spark cluster (one command per machine; any worker answers REST):
+    sparklink worker -b kafka:9092 --group-id etl --spark-master spark://spark:7077 --port 8083
     """
     from sparklink.runtime import start_worker
 
@@ -40,6 +56,8 @@ def run_worker(
         "rest.port": None if port is None else str(port),
         "rest.host.name": host,
         "group.id": group_id,
+        "sparklink.worker.mode": "distributed" if group_id else None,
+        "spark.master": spark_master,
     }
     config = WorkerConfig.from_properties(properties, {k: v for k, v in overrides.items() if v is not None})
     stop = threading.Event()

@@ -148,13 +148,13 @@ class DatagenTask(SourceTask):
             rows = rows.where(F.col("seq") < F.lit(limit))
         payload = F.repeat(F.lit("x"), int(parsed["value.size"]))
         if parsed["value.shape"] == "json":
-            value = F.to_json(
-                F.struct(
-                    F.lit(ctx.task_id).alias("task"),
-                    F.col("seq"),
-                    F.date_format("timestamp", "yyyy-MM-dd'T'HH:mm:ss.SSSXXX").alias("ts"),
-                    payload.alias("payload"),
-                )
+            # A Struct: the value.converter writes it (JSON text by default, Connect's envelope with
+            # JsonConverter and schemas.enable=true).
+            value = F.struct(
+                F.lit(ctx.task_id).alias("task"),
+                F.col("seq"),
+                F.date_format("timestamp", "yyyy-MM-dd'T'HH:mm:ss.SSSXXX").alias("ts"),
+                payload.alias("payload"),
             )
         else:
             value = payload

@@ -8,12 +8,14 @@ bounds the lines of one micro-batch (Kafka: of one poll). A missing file is wait
 below the stored position yields nothing until it grows past that position again.
 
 The sink appends each record's value, decoded as UTF-8, as one line of `file` (a null value as `null`,
-as Kafka's does). This is the one place records pass through Python on purpose: a file is written by
-one process, and Spark's text writer writes directories of part files, not one appended file. The
-records of a micro-batch are streamed to the driver partition by partition (`toLocalIterator`, in
-offset order within each Kafka partition) and appended in chunks of whole lines, each chunk under an
-exclusive `flock` so that tasks sharing the file never interleave inside a line; the file is fsynced
-before `write_batch` returns, that is before the runtime commits the batch's offsets.
+as Kafka's does); a value converted by the connector's value.converter is written as its text, an
+object as JSON (Kafka's writes Java's toString() of it). This is the one place records pass through
+Python on purpose: a file is written by one process, and Spark's text writer writes directories of
+part files, not one appended file. The records of a micro-batch are streamed to the driver partition
+by partition (`toLocalIterator`, in offset order within each Kafka partition) and appended in chunks
+of whole lines, each chunk under an exclusive `flock` so that tasks sharing the file never interleave
+inside a line; the file is fsynced before `write_batch` returns, that is before the runtime commits
+the batch's offsets.
 """
 
 from __future__ import annotations
@@ -159,14 +161,18 @@ class FileStreamSinkConnector(SinkConnector):
 
 class FileStreamSinkTask(SinkTask):
     def write_batch(self, batch: DataFrame, batch_id: int, ctx: TaskContext) -> None:
-        values = (row[0] for row in batch.select("value").toLocalIterator())
+        # Values converted by a StringConverter or JsonConverter arrive as text or VARIANT: Spark renders
+        # them as text (objects as JSON) before they reach Python.
+        raw = batch.schema["value"].dataType.typeName() == "binary"
+        column = "value" if raw else "CAST(value AS STRING) AS value"
+        values = (row[0] for row in batch.selectExpr(column).toLocalIterator())
         append_lines(Path(ctx.config["file"]), (_line(value) for value in values))
 
 
 def _line(value: Any) -> bytes:
     if value is None:
         return b"null\n"
-    text = bytes(value).decode("utf-8", errors="replace")
+    text = value if isinstance(value, str) else bytes(value).decode("utf-8", errors="replace")
     return text.encode("utf-8") + b"\n"
 
 

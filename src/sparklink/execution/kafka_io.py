@@ -71,19 +71,31 @@ def read_stream(
     return reader.load()
 
 
-def topic_partitions(bootstrap_servers: str, topics: list[str]) -> list[tuple[str, int]]:
-    admin = AdminClient(client_config(bootstrap_servers))
-    meta = admin.list_topics(timeout=10)
-    out: list[tuple[str, int]] = []
-    for topic in topics:
-        info = meta.topics.get(topic)
-        if info is None or info.error is not None:
-            continue
-        out += [(topic, p) for p in sorted(info.partitions)]
-    return out
+class Metadata:
+    """Topic metadata for sink assignment, through one long-lived AdminClient per worker.
+
+    A client per question costs a librdkafka instance (threads, a connection, a metadata round trip)
+    each time; the watchdog asks every few seconds for every sink task.
+    """
+
+    def __init__(self, bootstrap_servers: str) -> None:
+        self.bootstrap_servers = bootstrap_servers
+        self._admin: AdminClient | None = None
+
+    def partitions(self, topics: list[str]) -> dict[str, list[int]]:
+        """The partitions of each existing topic (one metadata request for all of them)."""
+        if self._admin is None:
+            self._admin = AdminClient(client_config(self.bootstrap_servers))
+        meta = self._admin.list_topics(timeout=10)
+        out: dict[str, list[int]] = {}
+        for topic in topics:
+            info = meta.topics.get(topic)
+            if info is not None and info.error is None:
+                out[topic] = sorted(info.partitions)
+        return out
 
 
-def assign_partitions(bootstrap_servers: str, topics: list[str], task_id: int, tasks: int) -> list[tuple[str, int]]:
+def share(partitions: dict[str, list[int]], topics: list[str], task_id: int, tasks: int) -> list[tuple[str, int]]:
     """Round-robin the topics' partitions over the connector's tasks; this task's share."""
-    every = topic_partitions(bootstrap_servers, topics)
+    every = [(topic, p) for topic in topics for p in partitions.get(topic, [])]
     return [tp for i, tp in enumerate(every) if i % max(tasks, 1) == task_id]

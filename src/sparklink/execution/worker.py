@@ -98,9 +98,19 @@ class Worker:
             raise BadRequestError(str(exc)) from None
 
     # ------------------------------------------------------------------ tasks
-    def start_task(self, name: str, task_id: int, config: dict[str, str], events: TaskEvents) -> None:
-        """Start the query of the task class the config names (`task.class`); raises if it cannot be built."""
-        self.tasks.start_task(name, task_id, self.plugins.task_class(config[TASK_CLASS])(), config, events)
+    def start_task(
+        self,
+        name: str,
+        task_id: int,
+        config: dict[str, str],
+        events: TaskEvents,
+        connector_config: Mapping[str, str] | None = None,
+    ) -> None:
+        """Start the query of the task class the config names (`task.class`); raises if it cannot be built.
+
+        The connector's config carries its converters, transforms and error policy (Connect's Worker#startTask)."""
+        task = self.plugins.task_class(config[TASK_CLASS])()
+        self.tasks.start_task(name, task_id, task, config, events, connector_config)
 
     def stop_task(self, name: str, task_id: int) -> None:
         self.tasks.stop_task(name, task_id)

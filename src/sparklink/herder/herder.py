@@ -43,6 +43,7 @@ from sparklink.storage.config import ConfigStore, RestartRequest
 from sparklink.storage.group_offsets import GroupOffsetStore
 from sparklink.storage.offsets import OffsetStore
 from sparklink.storage.status import Status, StatusStore
+from sparklink.transforms import catalog as transform_catalog
 from sparklink.worker_config import WorkerConfig
 
 log = logging.getLogger(__name__)
@@ -240,6 +241,12 @@ class StandaloneHerder:
             self.worker.stop_task(name, task_id)
             self._run.start_task(name, task_id, task_configs[task_id])
 
+    def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
+        raise BadRequestError(
+            "Task configs are only accepted from other workers of a group; this worker runs standalone "
+            "(set sparklink.worker.mode=distributed to form a group)"
+        )
+
     # ------------------------------------------------------------------ offsets (KIP-875)
     def connector_offsets(self, name: str) -> list[ConnectorOffset]:
         config = self.connector_config(name)
@@ -272,13 +279,20 @@ class StandaloneHerder:
         self.statuses.remove_topics(name)
 
     # ------------------------------------------------------------------ plugins and metrics
-    def plugins(self) -> list[PluginInfo]:
-        return [PluginInfo(d.class_name, d.type, d.cls().version()) for d in self._plugins.all()]
+    def plugins(self, connectors_only: bool = True) -> list[PluginInfo]:
+        connectors = [PluginInfo(d.class_name, d.type, d.cls().version()) for d in self._plugins.all()]
+        if connectors_only:
+            return connectors
+        # Connect's order: connectors, then transformations, predicates, converters, header converters.
+        return connectors + [PluginInfo(c.class_name, kind, c.version()) for c, kind in transform_catalog.listing()]
 
     def plugin_config(self, plugin: str) -> list[ConfigKey]:
         desc = self._plugins.find(plugin)
         if desc is None:
-            raise NotFoundError(f"Unknown plugin {plugin}.")
+            other = transform_catalog.find_any(plugin)
+            if other is None:
+                raise NotFoundError(f"Unknown plugin {plugin}.")
+            return list(other.config_def().keys.values())
         return list(validation.definition(desc).keys.values())
 
     def validate(self, plugin: str, config: RawConfig) -> ConfigInfos:

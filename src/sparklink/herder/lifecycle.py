@@ -39,10 +39,12 @@ class Lifecycle:
     def put_status(self, name: str, task_id: int | None, state: State, trace: str | None = None) -> None:
         """The connector's status (task_id None) or one task's, with its plugin's version as Connect 4.x records."""
         status = Status(state, self.worker_id, trace, self.generation, self._version(name, task_id))
+        # Connect's putSafe for the states an old owner may still write after a rebalance.
+        safe = state in (State.UNASSIGNED, State.FAILED)
         if task_id is None:
-            self.statuses.put_connector(name, status)
+            self.statuses.put_connector(name, status, safe=safe)
         else:
-            self.statuses.put_task(name, task_id, status)
+            self.statuses.put_task(name, task_id, status, safe=safe)
 
     def _version(self, name: str, task_id: int | None) -> str | None:
         config = self.configs.connector_config(name) or {}
@@ -97,6 +99,16 @@ class Lifecycle:
             self.start_task(name, task_id, task_config)
 
     def generate_tasks(self, name: str, config: Mapping[str, str]) -> list[dict[str, str]]:
+        task_configs = self.task_configs_of(name, config)
+        old = self.configs.task_configs(name)
+        if task_configs != old:
+            self.configs.put_task_configs(name, task_configs)
+        for task_id in range(len(task_configs), len(old)):
+            self.statuses.remove_task(name, task_id)
+        return task_configs
+
+    def task_configs_of(self, name: str, config: Mapping[str, str]) -> list[dict[str, str]]:
+        """The running connector's task configs, checked against tasks.max (nothing written)."""
         tasks_max = validation.tasks_max(config)
         task_configs = self.worker.connector_task_configs(name, tasks_max)
         if len(task_configs) > tasks_max:
@@ -109,11 +121,6 @@ class Lifecycle:
                 len(task_configs),
                 tasks_max,
             )
-        old = self.configs.task_configs(name)
-        if task_configs != old:
-            self.configs.put_task_configs(name, task_configs)
-        for task_id in range(len(task_configs), len(old)):
-            self.statuses.remove_task(name, task_id)
         return task_configs
 
     def start_task(self, name: str, task_id: int, task_config: dict[str, str]) -> None:
@@ -121,7 +128,7 @@ class Lifecycle:
         # listener thread, and that report must not be overwritten by a late RUNNING.
         self.put_status(name, task_id, State.RUNNING)
         try:
-            self.worker.start_task(name, task_id, task_config, self.listener)
+            self.worker.start_task(name, task_id, task_config, self.listener, self.configs.connector_config(name))
         except Exception as exc:
             log.error("task %s-%d failed to start: %s", name, task_id, exc)
             self.put_status(name, task_id, State.FAILED, trace(exc))

@@ -41,8 +41,17 @@ class ConnectorRunner(Protocol):
     def connector_alter_offsets(
         self, name: str, config: Mapping[str, str], offsets: Sequence[tuple[Partition, Offset | None]]
     ) -> bool: ...
-    def start_task(self, name: str, task_id: int, config: dict[str, str], events: TaskListener) -> None:
-        """Start the query of the task the config describes; raises if its pipeline cannot be built."""
+    def start_task(
+        self,
+        name: str,
+        task_id: int,
+        config: dict[str, str],
+        events: TaskListener,
+        connector_config: Mapping[str, str] | None = None,
+    ) -> None:
+        """Start the query of the task the config describes; raises if its pipeline cannot be built.
+
+        `connector_config` holds the converters, transforms and error policy the task runs with."""
         ...
 
     def stop_task(self, name: str, task_id: int) -> None: ...

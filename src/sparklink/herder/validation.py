@@ -14,6 +14,7 @@ from sparklink.api.task_config import CONNECTOR_CLASS, TASKS_MAX, TASKS_MAX_ENFO
 from sparklink.herder import connector_config
 from sparklink.herder.model import ConfigInfo, ConfigInfos, ConfigValueInfo, RawConfig
 from sparklink.plugins import PluginDesc, Plugins
+from sparklink.transforms import connector_config as transform_keys
 from sparklink.worker_config import WorkerConfig
 
 NULL_VALUE = "Null value can not be supplied as the configuration value."
@@ -46,9 +47,11 @@ def definition(desc: PluginDesc) -> cfg.ConfigDef:
     return desc.cls.config_def().merged(base_def(desc.type))
 
 
-def validated_keys(desc: PluginDesc) -> dict[str, cfg.ConfigKey]:
-    """Connect's validate order: the base keys, then the plugin's (a plugin's definition wins)."""
-    return {**base_def(desc.type).keys, **desc.cls.config_def().keys}
+def validated_keys(desc: PluginDesc, config: Mapping[str, str] | None = None) -> dict[str, cfg.ConfigKey]:
+    """Connect's validate order: the base keys, the keys the config's transforms and predicates add
+    (ConnectorConfig#enrich), then the plugin's (a plugin's definition wins)."""
+    alias = transform_keys.alias_keys(config or {}).keys
+    return {**base_def(desc.type).keys, **alias, **desc.cls.config_def().keys}
 
 
 def validate(plugins: Plugins, raw: RawConfig, tasks_limit: int) -> dict[str, list[str]]:
@@ -60,7 +63,7 @@ def validate(plugins: Plugins, raw: RawConfig, tasks_limit: int) -> dict[str, li
     config = {k: v for k, v in raw.items() if v is not None}
     errors = _validate(plugins, config)
     desc = plugins.find(config.get(CONNECTOR_CLASS, ""))
-    keys = validated_keys(desc) if desc else connector_config.SOURCE.keys
+    keys = validated_keys(desc, config) if desc else connector_config.SOURCE.keys
     for key in (k for k, v in raw.items() if v is None):
         # ConfigDef validates the null first (range checks refuse it), then Connect adds its own error.
         if key in keys and getattr(keys[key].validator, "rejects_null", False):
@@ -84,8 +87,8 @@ def _validate(plugins: Plugins, config: Mapping[str, str]) -> dict[str, list[str
         )
         return errors
     errors = definition(desc).validate(config)
-    instance_errors = desc.cls().validate(config)
-    for key, errs in instance_errors.items():
+    # The plugin's own checks, then converters, transforms, predicates and the DLQ with Connect's messages.
+    for key, errs in [*desc.cls().validate(config).items(), *transform_keys.validate(config, desc.type).items()]:
         for e in errs:
             if e not in errors.setdefault(key, []):
                 errors[key].append(e)
@@ -135,7 +138,7 @@ def config_infos(plugins: Plugins, plugin: str, config: RawConfig, tasks_limit: 
         raise BadRequestError(f"Connector config {java_map(config)} contains no connector type")
     if not _same_type(connector_class, plugin):
         raise BadRequestError(f"Included connector type {connector_class} does not match request type {plugin}")
-    keys = validated_keys(plugins.resolve(connector_class))
+    keys = validated_keys(plugins.resolve(connector_class), {k: v for k, v in config.items() if v is not None})
     errors = validate(plugins, config, tasks_limit)
     configs = []
     for name in dict.fromkeys([*keys, *errors]):

@@ -144,6 +144,17 @@ async def get_task_status(herder: HerderDep, name: str, task: str) -> JSONRespon
     return JSONResponse(TaskState.of(herder.task_status(name, int(task))).json_body())
 
 
+@router.post("/{name}/tasks", status_code=204, include_in_schema=False)
+async def put_task_configs(herder: HerderDep, name: str, request: Request) -> Response:
+    """Internal (Connect's InternalConnectResource): a connector's owner hands its task configs to the leader."""
+    body = await json_body(request)
+    if not isinstance(body, list) or not all(isinstance(t, dict) for t in body):
+        raise BadRequestError("Task configs must be a JSON array of objects")
+    configs = [{str(k): str(v) for k, v in t.items()} for t in body]
+    await _in_thread(herder.put_task_configs, name, configs)
+    return Response(status_code=204)
+
+
 @router.delete("/{name}", status_code=204)
 async def delete_connector(herder: HerderDep, name: str) -> Response:
     await _in_thread(herder.delete_connector, name)

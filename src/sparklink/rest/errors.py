@@ -7,10 +7,10 @@ from collections.abc import Mapping
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
-from sparklink.api.errors import ConnectError
+from sparklink.api.errors import ConnectError, RebalanceNeededError, RequestTargetError
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +22,18 @@ def error_body(status: int, message: str, headers: Mapping[str, str] | None = No
 
 
 def install(app: FastAPI) -> None:
+    @app.exception_handler(RequestTargetError)
+    async def other_worker(request: Request, exc: RequestTargetError) -> Response:
+        from sparklink.rest import forward
+
+        return await forward.forward(request, exc)
+
+    @app.exception_handler(RebalanceNeededError)
+    async def rebalance_needed(_request: Request, exc: RebalanceNeededError) -> JSONResponse:
+        from sparklink.rest import forward
+
+        return error_body(409, forward.STALE)
+
     @app.exception_handler(ConnectError)
     async def connect_error(_request: Request, exc: ConnectError) -> JSONResponse:
         return error_body(exc.status, exc.message)

@@ -18,9 +18,8 @@ router = APIRouter(prefix="/connector-plugins", tags=["connector-plugins"], resp
 def list_plugins(
     herder: HerderDep, connectors_only: Annotated[str | None, openapi.flag("connectorsOnly", "true")] = None
 ) -> list[PluginInfo]:
-    # connectorsOnly defaults to true; sparklink has no converters or transformations to add otherwise.
-    parse_bool("connectorsOnly", connectors_only, default=True)
-    return [PluginInfo.of(p) for p in herder.plugins()]
+    only = parse_bool("connectorsOnly", connectors_only, default=True)
+    return [PluginInfo.of(p) for p in herder.plugins(connectors_only=only)]
 
 
 @router.get("/{plugin}/config", response_model=list[ConfigKeyInfo])

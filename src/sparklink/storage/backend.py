@@ -21,6 +21,19 @@ class Backend(Protocol):
     def write(self, records: Sequence[tuple[bytes, bytes | None]]) -> None: ...
     def stop(self) -> None: ...
 
+    @property
+    def echoes(self) -> bool:
+        """True if written records come back through `apply` (a log followed for several writers)."""
+        ...
+
+    def position(self) -> int:
+        """How much of the log the view has applied (compared across workers of a group)."""
+        ...
+
+    def read_to_end(self) -> None:
+        """Return once everything written so far, by anyone, has been applied."""
+        ...
+
 
 class MemoryBackend:
     """Keeps the records in a list; a new store started on the same backend replays them."""
@@ -38,13 +51,34 @@ class MemoryBackend:
     def stop(self) -> None:
         pass
 
+    echoes = False
+
+    def position(self) -> int:
+        return len(self.records)
+
+    def read_to_end(self) -> None:
+        pass
+
 
 class KafkaBackend:
-    def __init__(self, log: KafkaLog) -> None:
+    """A compacted topic; with `follow`, tailed for the writes of the other workers of a group."""
+
+    def __init__(self, log: KafkaLog, follow: bool = False) -> None:
         self.log = log
+        self.follow = follow
 
     def start(self, apply: Apply) -> None:
-        self.log.start(apply)
+        self.log.start(apply, follow=self.follow)
+
+    @property
+    def echoes(self) -> bool:
+        return self.follow
+
+    def position(self) -> int:
+        return self.log.position()
+
+    def read_to_end(self) -> None:
+        self.log.read_to_end()
 
     def write(self, records: Sequence[tuple[bytes, bytes | None]]) -> None:
         self.log.send_many(list(records))
@@ -80,11 +114,21 @@ class LogStore:
     def stop(self) -> None:
         self.backend.stop()
 
+    @property
+    def position(self) -> int:
+        return self.backend.position()
+
+    def refresh(self) -> None:
+        """Apply everything written so far by any worker (Connect's readToEnd)."""
+        self.backend.read_to_end()
+
     def _write(self, records: Sequence[tuple[bytes, bytes | None]]) -> None:
         if not records:
             return
         with self._write_lock:
             self.backend.write(records)
+            if self.backend.echoes:
+                return  # applied as it was read back
             with self._lock:
                 for key, value in records:
                     self._apply(key, value)

@@ -4,11 +4,16 @@ Keys and values (KafkaConfigBackingStore): `connector-<c>` {"properties":{..}}, 
 {"properties":{..}} made visible by `commit-<c>` {"tasks":N}, `target-state-<c>`
 {"state":"PAUSED","state.v2":"STOPPED"}, `restart-connector-<c>` {"include-tasks":b,"only-failed":b}.
 A tombstone on `connector-<c>` deletes the connector.
+
+In a worker group every worker's store tails the topic; a `ConfigListener` hears of each change as it
+is applied (Connect's ConfigBackingStore.UpdateListener) and must only take note: it is called with
+the store's lock held.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from sparklink.api.states import TargetState
 from sparklink.storage.backend import Backend, LogStore, decode, encode
@@ -25,9 +30,17 @@ class RestartRequest:
         return (2 if self.include_tasks else 0) + (0 if self.only_failed else 1)
 
 
+class ConfigListener(Protocol):
+    def connector_changed(self, name: str, existed: bool, removed: bool) -> None: ...
+    def tasks_committed(self, name: str) -> None: ...
+    def target_state_changed(self, name: str) -> None: ...
+    def restart_requested(self, request: RestartRequest) -> None: ...
+
+
 class ConfigStore(LogStore):
     def __init__(self, backend: Backend) -> None:
         super().__init__(backend)
+        self.listener: ConfigListener | None = None
         self._configs: dict[str, dict[str, str]] = {}
         self._tasks: dict[str, list[dict[str, str]]] = {}
         self._pending_tasks: dict[str, dict[int, dict[str, str]]] = {}
@@ -91,6 +104,9 @@ class ConfigStore(LogStore):
         with self._lock:
             if key.startswith("connector-"):
                 name = key.removeprefix("connector-")
+                existed = name in self._configs
+                if self.listener is not None:
+                    self.listener.connector_changed(name, existed, value is None)
                 if value is None:
                     self._configs.pop(name, None)
                     self._tasks.pop(name, None)
@@ -104,6 +120,8 @@ class ConfigStore(LogStore):
                     self._targets.pop(name, None)
                 else:
                     self._targets[name] = TargetState(value.get("state.v2", value.get("state", TargetState.STARTED)))
+                if self.listener is not None:
+                    self.listener.target_state_changed(name)
             elif key.startswith("task-"):
                 name, _, index = key.removeprefix("task-").rpartition("-")
                 if value is not None:
@@ -113,12 +131,16 @@ class ConfigStore(LogStore):
                 count = int(value["tasks"]) if value else 0
                 pending = self._pending_tasks.pop(name, {})
                 self._tasks[name] = [pending[i] for i in range(count) if i in pending]
+                if self.listener is not None:
+                    self.listener.tasks_committed(name)
             elif key.startswith("restart-connector-") and value is not None:
                 name = key.removeprefix("restart-connector-")
                 request = RestartRequest(name, bool(value["include-tasks"]), bool(value["only-failed"]))
                 current = self._restarts.get(name)
                 if current is None or request.impact() >= current.impact():
                     self._restarts[name] = request
+                if self.listener is not None:
+                    self.listener.restart_requested(request)
 
 
 def _target_record(name: str, state: TargetState) -> tuple[bytes, bytes]:

@@ -1,8 +1,10 @@
 """A compacted Kafka topic read to its end at start-up and appended to synchronously afterwards.
 
-The Python counterpart of Kafka Connect's KafkaBasedLog, for a single writer: every store replays the
-topic into memory with `read_all()`, then each `send()` is acknowledged by the brokers (acks=all)
-before the caller updates its in-memory view, so a crash after `send()` returns loses nothing.
+The Python counterpart of Kafka Connect's KafkaBasedLog. Every store replays the topic into memory at
+start-up; each `send()` is acknowledged by the brokers (acks=all) before it returns, so a crash after
+`send()` returns loses nothing. A standalone worker is the only writer and updates its view itself;
+a worker in a group (`follow=True`) keeps tailing the topic (log_follower.py), sees every worker's
+writes in log order, and `send()` returns once its own records have been read back.
 
 A fresh or slow cluster answers "not leader", "leader not available", "coordinator loading" or times
 out for a while after a topic is created (metadata can show a leader before that broker serves as
@@ -17,11 +19,12 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 from sparklink.api.errors import RetriableError
 from sparklink.kafka_clients import client_config
+from sparklink.storage.log_follower import LogFollower
 from sparklink.storage.retry import retrying
 
 log = logging.getLogger(__name__)
@@ -47,9 +50,16 @@ class KafkaLog:
         self.timeout = timeout
         self._producer: Producer | None = None
         self._client_id = client_id
+        self._ends: dict[int, int] = {}
+        self._follower: LogFollower | None = None
 
-    def start(self, apply: Callable[[bytes | None, bytes | None], None]) -> None:
-        """Create the topic if needed (compacted) and replay it through `apply` in log order."""
+    @property
+    def following(self) -> bool:
+        return self._follower is not None
+
+    def start(self, apply: Callable[[bytes | None, bytes | None], None], follow: bool = False) -> None:
+        """Create the topic if needed (compacted) and replay it through `apply` in log order; with
+        `follow`, keep applying what any writer appends."""
         self._retrying(
             "creating",
             lambda: ensure_topic(self.bootstrap_servers, self.topic, self.partitions, self.replication_factor),
@@ -68,6 +78,21 @@ class KafkaLog:
         )
         for key, value in self._retrying("reading", self._read_once):
             apply(key, value)
+        if follow:
+            self._follower = LogFollower(self.bootstrap_servers, self.topic, self._ends, apply)
+
+    def position(self) -> int:
+        """How far the view has read: the sum over partitions of the next offset to apply (Connect's
+        config offset, for the single-partition config topic)."""
+        return sum((self._follower.positions if self._follower else self._ends).values())
+
+    def read_to_end(self, timeout: float | None = None) -> None:
+        """Wait until every record written before this call has been applied (follow mode)."""
+        if self._follower is None:
+            return
+        follower = self._follower
+        ends = self._retrying("reading the end offsets of", follower.end_offsets)
+        follower.wait_for(ends, self.timeout if timeout is None else timeout)
 
     def read_all(self) -> list[Record]:
         """Every record currently in the topic, partition by partition, oldest first."""
@@ -82,6 +107,9 @@ class KafkaLog:
         self._retrying("writing to", lambda: self._send_once(records))
 
     def stop(self) -> None:
+        if self._follower is not None:
+            self._follower.close()
+            self._follower = None
         if self._producer is not None:
             self._producer.flush(10)
             self._producer = None
@@ -108,6 +136,7 @@ class KafkaLog:
                 raise KafkaException(meta.error)
             parts = sorted(meta.partitions)
             ends = {p: consumer.get_watermark_offsets(TopicPartition(self.topic, p), timeout=10)[1] for p in parts}
+            self._ends = dict(ends)
             pending = {p for p in parts if ends[p] > 0}
             out: list[Record] = []
             if pending:
@@ -135,10 +164,14 @@ class KafkaLog:
     def _send_once(self, records: list[tuple[bytes, bytes | None]]) -> None:
         assert self._producer is not None, "KafkaLog.start() first"
         errors: list[KafkaError] = []
+        written: dict[int, int] = {}
 
-        def on_delivery(err: KafkaError | None, _msg: object) -> None:
+        def on_delivery(err: KafkaError | None, msg: Message) -> None:
             if err is not None:
                 errors.append(err)
+            else:
+                partition = msg.partition() or 0
+                written[partition] = max(written.get(partition, 0), (msg.offset() or 0) + 1)
 
         for key, value in records:
             self._producer.produce(self.topic, key=key, value=value, on_delivery=on_delivery)
@@ -147,6 +180,9 @@ class KafkaLog:
             raise KafkaException(errors[0])
         if remaining:
             raise TimeoutError(f"{remaining} records unacknowledged after 30s")
+        if self._follower is not None:
+            # Visible once read back: every worker applies the same records in the same order.
+            self._follower.wait_for(written, self.timeout)
 
     def _retrying(self, what: str, attempt: Callable[[], T]) -> T:
         """Run `attempt`, retrying retriable failures with back-off until `self.timeout` has passed."""

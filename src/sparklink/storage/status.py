@@ -3,6 +3,11 @@
 Keys (KafkaStatusBackingStore): `status-connector-<c>`, `status-task-<c>-<n>` with values
 {"state":S,"trace":s|null,"worker_id":"host:port","generation":N}, and
 `status-topic-<t>:connector-<c>` with {"topic":{"name","connector","task","discoverTimestamp"}}.
+
+Several workers of a group write here; Connect's KafkaStatusBackingStore rules keep a late write of an
+old owner from hiding the new owner's: a `safe` write (UNASSIGNED, FAILED) is dropped when the status
+was last written by another worker in a newer generation, and an UNASSIGNED read from the log never
+replaces a RUNNING of the same or a newer generation.
 """
 
 from __future__ import annotations
@@ -39,6 +44,11 @@ class StatusStore(LogStore):
         with self._lock:
             return self._connectors.get(name)
 
+    def connector_names(self) -> list[str]:
+        """Every connector with a connector or task status."""
+        with self._lock:
+            return sorted(set(self._connectors) | {n for n, tasks in self._tasks.items() if tasks})
+
     def task(self, name: str, task_id: int) -> Status | None:
         with self._lock:
             return self._tasks.get(name, {}).get(task_id)
@@ -56,10 +66,14 @@ class StatusStore(LogStore):
             return topic in self._topics.get(name, {})
 
     # ------------------------------------------------------------------ writes
-    def put_connector(self, name: str, status: Status) -> None:
+    def put_connector(self, name: str, status: Status, safe: bool = False) -> None:
+        if safe and not _can_write_safely(self.connector(name), status):
+            return
         self._write([(f"status-connector-{name}".encode(), _encode_status(status))])
 
-    def put_task(self, name: str, task_id: int, status: Status) -> None:
+    def put_task(self, name: str, task_id: int, status: Status, safe: bool = False) -> None:
+        if safe and not _can_write_safely(self.task(name, task_id), status):
+            return
         self._write([(f"status-task-{name}-{task_id}".encode(), _encode_status(status))])
 
     def remove_task(self, name: str, task_id: int) -> None:
@@ -113,8 +127,27 @@ class StatusStore(LogStore):
                 name, _, index = key.removeprefix("status-task-").rpartition("-")
                 if value is None:
                     self._tasks.get(name, {}).pop(int(index), None)
-                else:
-                    self._tasks.setdefault(name, {})[int(index)] = _decode_status(value)
+                    return
+                status = _decode_status(value)
+                current = self._tasks.get(name, {}).get(int(index))
+                if _stale_unassigned(current, status):
+                    return
+                self._tasks.setdefault(name, {})[int(index)] = status
+
+
+def _can_write_safely(current: Status | None, status: Status) -> bool:
+    """No status yet, our own, or ours is of a generation at least as new (Connect's putSafe)."""
+    return current is None or current.worker_id == status.worker_id or current.generation <= status.generation
+
+
+def _stale_unassigned(current: Status | None, status: Status) -> bool:
+    """An old owner's UNASSIGNED that reached the log after the new owner's RUNNING."""
+    return (
+        status.state is State.UNASSIGNED
+        and current is not None
+        and current.state is State.RUNNING
+        and current.generation >= status.generation
+    )
 
 
 def _topic_key(name: str, topic: str) -> bytes:

@@ -4,8 +4,10 @@ A subset of Confluent's JDBC source: `mode` is `incrementing` (a strictly increa
 serial id) or `timestamp` (a last-modified column); bulk and timestamp+incrementing are not offered.
 Each table (`table.whitelist`, split over up to `tasks.max` tasks) or the one `query` is polled every
 `poll.interval.ms` by a Python Data Source (`stream`), and each row becomes a record on
-`topic.prefix` + table name (the query's topic is `topic.prefix` itself): no key, the row as a JSON
-object made in the JVM (`to_json(struct(*))`).
+`topic.prefix` + table name (the query's topic is `topic.prefix` itself): no key, the row as a Connect
+Struct (`struct(*)`), which the value.converter writes: a JSON object by default and with JsonConverter
+(timestamps as epoch milliseconds, as Connect's JsonConverter writes them), with its schema when
+schemas.enable=true.
 
 Offsets follow Confluent's layout, so they read the same in both runtimes: source partition
 {"table": <name>} (or {"query": "query"}), offset {"incrementing": <last id>} or
@@ -160,7 +162,7 @@ class JdbcSourceTask(SourceTask):
                 rows.select(
                     F.lit(topic).alias("topic"),
                     F.lit(None).cast("string").alias("key"),
-                    F.to_json(F.struct(*columns)).alias("value"),
+                    F.struct(*columns).alias("value"),
                     F.lit(key).alias("_source"),
                     rows[stream.OFFSET_COLUMN].alias("_offset"),
                 )

@@ -1,0 +1,278 @@
+"""Records/s and CPU per record through a 3-transform chain: sparklink vs Apache Kafka Connect, in one run.
+
+    .venv/bin/python -m bench.transforms [--rate 20000] [--duration 30] [--systems sparklink,apache]
+
+One local Kafka broker serves both systems, measured one after the other, each as its own process
+(sparklink: the `sparklink worker` CLI; Apache Kafka Connect 4.3.1 distributed, -Xmx512m). Each runs
+the same source connector config, writing JSON (JsonConverter, schemas.enable=false) to Kafka:
+sparklink's `datagen` against its Java twin `bench.connect_datagen` (same records: key "<task>-<seq>",
+value {"task","seq","ts","payload"}), one task at `--rate` records/s. For `chain` the config adds three
+of Connect's transforms:
+
+    RegexRouter   bench-(.*) -> $1-routed
+    InsertField   static.field=origin, static.value=bench
+    ReplaceField  exclude=payload, renames=seq:sequence
+
+(`none` is the same connector without transforms, to see what the chain costs). Measured over
+`--duration` seconds after `--warmup` seconds of records: the records/s reaching the output topic
+(equal to `--rate` when the system keeps up) and the CPU the system's processes spent per 1,000 of
+them (the sparklink worker with its Spark JVM; the Connect JVM). Both generators are rate limited, so
+asking for more than a system sustains does not measure its peak (sparklink's Spark `rate` source
+then makes ever larger batches): raise `--rate` until records/s falls behind it to find the peak. A
+source is used because both systems then stay in their JVM end to end (sparklink's FileStreamSink
+passes records through Python, which a sink benchmark would measure instead of the transforms).
+
+Prints a table and writes bench/results/transforms-<timestamp>.json with the machine's facts (load
+averages included: the numbers are noisy on a small shared machine) and the versions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+from confluent_kafka import Consumer
+from rich.table import Table
+
+from bench import connect_datagen
+from bench.rest_and_restart import (
+    RESULTS_DIR,
+    System,
+    console,
+    create_connector,
+    create_topics,
+    machine_facts,
+    running,
+    start_apache,
+    start_sparklink,
+    versions,
+)
+from sparklink import kafka_clients
+from sparklink.kafka_clients import client_config
+from sparklink.platform.kafka import KafkaCluster
+
+SYSTEMS = ("sparklink", "apache")
+CHAINS = ("chain", "none")
+JSON = "org.apache.kafka.connect.json.JsonConverter"
+CHAIN = {
+    "transforms": "route,insert,replace",
+    "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+    "transforms.route.regex": "bench-(.*)",
+    "transforms.route.replacement": "$1-routed",
+    "transforms.insert.type": "org.apache.kafka.connect.transforms.InsertField$Value",
+    "transforms.insert.static.field": "origin",
+    "transforms.insert.static.value": "bench",
+    "transforms.replace.type": "org.apache.kafka.connect.transforms.ReplaceField$Value",
+    "transforms.replace.exclude": "payload",
+    "transforms.replace.renames": "seq:sequence",
+}
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench.transforms", description=__doc__.split("\n")[0])
+    p.add_argument("--systems", default=",".join(SYSTEMS), help="comma list of: sparklink, apache")
+    p.add_argument("--chains", default="none,chain", help="comma list of: chain (3 transforms), none")
+    p.add_argument("--rate", type=int, default=20_000, help="records/s asked of the one source task")
+    p.add_argument("--warmup", type=float, default=15.0, help="seconds of records before measuring")
+    p.add_argument("--duration", type=float, default=30.0, help="seconds measured per system and chain")
+    p.add_argument("--value-size", type=int, default=64, help="payload length of each record")
+    p.add_argument("--heap", default="512m", help="Apache Connect -Xmx")
+    p.add_argument("--start-timeout", type=float, default=240.0, help="seconds for a worker to get healthy")
+    args = p.parse_args(argv)
+    args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    args.chains = [c.strip() for c in args.chains.split(",") if c.strip()]
+    if set(args.systems) - set(SYSTEMS) or set(args.chains) - set(CHAINS) or not args.systems or not args.chains:
+        p.error(f"--systems takes {', '.join(SYSTEMS)} and --chains {', '.join(CHAINS)}")
+    return args
+
+
+def measure(
+    system: System, name: str, config: dict[str, str], output: str, bootstrap: str, args: argparse.Namespace
+) -> dict[str, Any]:
+    """Start the connector, wait for its first records, warm up, then time the output topic's growth."""
+    consumer = Consumer(client_config(bootstrap, **{"group.id": f"bench-size-{name}"}))
+    try:
+        with httpx.Client(base_url=system.url, timeout=60) as client:
+            began = time.perf_counter()
+            create_connector(client, name, config)
+            deadline = began + args.start_timeout
+            while kafka_clients.topic_size(consumer, output) == 0:
+                if time.perf_counter() > deadline:
+                    raise TimeoutError(f"{system.name}/{name}: no record in {output} after {args.start_timeout}s")
+                time.sleep(0.2)
+            first = time.perf_counter() - began
+            time.sleep(args.warmup)
+            start_size, start, start_cpu = (
+                kafka_clients.topic_size(consumer, output),
+                time.perf_counter(),
+                tree_cpu_s(system.pid),
+            )
+            time.sleep(args.duration)
+            end_size, end, end_cpu = (
+                kafka_clients.topic_size(consumer, output),
+                time.perf_counter(),
+                tree_cpu_s(system.pid),
+            )
+            client.delete(f"/connectors/{name}")
+    finally:
+        consumer.close()
+    records = end_size - start_size
+    return {
+        "first_record_s": round(first, 2),
+        "measured_records": records,
+        "measured_s": round(end - start, 2),
+        "records_per_s": round(records / (end - start)),
+        "cpu_s": round(end_cpu - start_cpu, 2),
+        "cpu_ms_per_1k_records": round(1e6 * (end_cpu - start_cpu) / records, 1) if records else None,
+    }
+
+
+def bench_system(system: System, args: argparse.Namespace, bootstrap: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"info": system.info, "startup_s": round(system.startup_s, 1)}
+    for chain in args.chains:
+        topic = f"bench-{system.name}-{chain}"
+        output = f"{system.name}-{chain}-routed" if chain == "chain" else topic
+        create_topics(bootstrap, [output])
+        config = {
+            "connector.class": "datagen" if system.name == "sparklink" else connect_datagen.CONNECTOR_CLASS,
+            "tasks.max": "1",
+            "topic": topic,
+            "records.per.second": str(args.rate),
+            "value.size": str(args.value_size),
+            "key.converter": JSON,
+            "value.converter": JSON,
+            "key.converter.schemas.enable": "false",
+            "value.converter.schemas.enable": "false",
+            **(CHAIN if chain == "chain" else {}),
+        }
+        console.print(f"[bold]{system.name}[/bold]: {chain} ...")
+        out[chain] = measure(system, f"bench-{system.name}-{chain}", config, output, bootstrap, args)
+        console.print(f"  {out[chain]}")
+    return out
+
+
+def print_table(results: dict[str, Any], args: argparse.Namespace) -> None:
+    title = f"datagen -> JsonConverter -> Kafka, one task at {args.rate:,} records/s, {args.duration:.0f} s measured"
+    table = Table(title=title)
+    for column in ("system", "transforms", "records/s", "CPU ms per 1k records", "first record after (s)"):
+        table.add_column(column, justify="left" if column == "system" else "right")
+    for name, result in results.items():
+        for chain in args.chains:
+            r = result[chain]
+            label = "3 (RegexRouter, InsertField, ReplaceField)" if chain == "chain" else "none"
+            table.add_row(
+                name, label, f"{r['records_per_s']:,}", str(r["cpu_ms_per_1k_records"]), str(r["first_record_s"])
+            )
+    console.print(table)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    signal.signal(signal.SIGINT, _raise_interrupt)
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    started = datetime.now()
+    work = Path(tempfile.mkdtemp(prefix="sparklink-bench-transforms-"))
+    report: dict[str, Any] = {
+        "benchmark": "transforms",
+        "started": started.isoformat(timespec="seconds"),
+        "command": " ".join([".venv/bin/python -m bench.transforms", *(argv or sys.argv[1:])]),
+        "options": dict(vars(args)),
+        "machine": machine_facts(),
+        "versions": versions(),
+        "method": {
+            "connector": "sparklink datagen vs its Java twin bench.connect_datagen, one task at --rate, "
+            "JsonConverter without schemas for keys and values",
+            "chain": CHAIN,
+            "figure": "output topic growth over the measured seconds after the warm-up, and the CPU seconds "
+            "of the system's process tree (worker + its Spark JVM, or the Connect JVM) per 1k records",
+        },
+    }
+    results: dict[str, Any] = {}
+    kafka = KafkaCluster.create(work / "kafka", brokers=1)
+    keep_logs = False
+    try:
+        console.print("starting a local Kafka broker ...")
+        kafka.start()
+        bootstrap = kafka.bootstrap_servers
+        plugin_jars: tuple[Path, ...] = ()
+        if "apache" in args.systems:
+            plugin_jars = (connect_datagen.build_jar(work / "datagen-jar"),)
+        for name in args.systems:
+            console.print(f"starting {name} ...")
+            starter: Callable[[], System]
+            if name == "sparklink":
+                starter = functools.partial(start_sparklink, work / "sparklink", bootstrap, args.start_timeout)
+            else:
+                starter = functools.partial(
+                    start_apache, work / "apache", bootstrap, args.heap, plugin_jars, args.start_timeout
+                )
+            with running(starter) as system:
+                results[name] = bench_system(system, args, bootstrap)
+        if "apache" in results:
+            report["versions"]["apache_connect"] = results["apache"]["info"].get("version")
+        report["machine"]["loadavg_end"] = os.getloadavg()
+        report["systems"] = results
+        print_table(results, args)
+        RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+        path = RESULTS_DIR / f"transforms-{started:%Y%m%d-%H%M%S}.json"
+        path.write_text(json.dumps(report, indent=2, default=str))
+        console.print(f"results: {path}")
+        return 0
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted; stopping everything[/yellow]")
+        return 130
+    except Exception:
+        keep_logs = True
+        raise
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        kafka.destroy()
+        if keep_logs:
+            console.print(f"[red]failed; the workers' logs are kept in {work}[/red]")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def tree_cpu_s(root: int) -> float:
+    """User + system CPU seconds of `root` and its live descendants. Not the session: sparklink's
+    worker starts its Spark JVM in a session of its own (so a terminal's Ctrl-C reaches the worker
+    only), and that JVM does the work measured here."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, int] = {}
+    cpu: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        pid = int(stat.parent.name)
+        parents[pid] = int(fields[1])
+        cpu[pid] = int(fields[11]) + int(fields[12])
+    tree, frontier = {root}, [root]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, ppid in parents.items() if ppid == parent and pid not in tree]
+        tree.update(children)
+        frontier.extend(children)
+    return sum(cpu.get(pid, 0) for pid in tree) / tick
+
+
+def _raise_interrupt(_sig: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+if __name__ == "__main__":
+    sys.exit(main())

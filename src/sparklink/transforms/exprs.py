@@ -1,0 +1,152 @@
+"""Spark SQL expression text for Connect data held as VARIANT. Caller: converters, SMTs, predicates.
+
+Every expression of a chain is built as SQL text and handed to Spark once per step (`selectExpr`), so
+compiling a chain costs a handful of JVM calls instead of one per sub-expression. Connect's
+schemaless data (maps, lists, primitives) and the payload of its schema'd data are VARIANT values; an
+object that a transform edits field by field is turned into a `map<string,variant>` and back.
+
+Every helper is exception-free at run time (try_* forms), because one record's bad data must become an
+error value for that record, never a failed Spark job.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+VARIANT_MAP = "map<string,variant>"
+HEADERS_TYPE = "array<struct<key:string,value:binary>>"
+NULL_VARIANT = "CAST(NULL AS VARIANT)"
+NULL_MAP = f"CAST(NULL AS {VARIANT_MAP})"
+EMPTY_HEADERS = f"CAST(array() AS {HEADERS_TYPE})"
+INTEGRAL = ("TINYINT", "SMALLINT", "INT", "BIGINT")
+_names = itertools.count()
+
+
+def fresh(prefix: str = "x") -> str:
+    """A lambda variable name no other lambda in the same expression uses."""
+    return f"_{prefix}{next(_names)}"
+
+
+def ident(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def text(value: str) -> str:
+    """A SQL string literal. `$` is written as a unicode escape so that Spark's ${var} substitution
+    never touches it."""
+    escaped = value.replace("\\", "\\\\").replace("'", "\\'").replace("$", "\\u0024")
+    escaped = escaped.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    return f"'{escaped}'"
+
+
+def lit(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return f"{value}L"
+    if isinstance(value, float):
+        return f"CAST({value!r} AS DOUBLE)"
+    return text(str(value))
+
+
+def variant_of(value: Any) -> str:
+    """A constant VARIANT holding a Python value (JSON-compatible)."""
+    return f"parse_json({text(json.dumps(value))})"
+
+
+def to_variant(expr: str) -> str:
+    return f"CAST({expr} AS VARIANT)"
+
+
+def case(*branches: tuple[str, str], otherwise: str | None = None) -> str:
+    body = " ".join(f"WHEN {cond} THEN {value}" for cond, value in branches)
+    tail = f" ELSE {otherwise}" if otherwise is not None else ""
+    return f"CASE {body}{tail} END"
+
+
+def when(cond: str, value: str, otherwise: str | None = None) -> str:
+    return case((cond, value), otherwise=otherwise)
+
+
+def concat(*parts: str) -> str:
+    return f"concat({', '.join(parts)})"
+
+
+def is_null(v: str) -> str:
+    """Connect null: SQL NULL or a JSON null inside a VARIANT."""
+    return f"({v} IS NULL OR coalesce(is_variant_null({v}), false))"
+
+
+def kind(v: str) -> str:
+    """The VARIANT's type name (STRING, BIGINT, DECIMAL(3,1), OBJECT<...>, ARRAY<...>, ...)."""
+    return f"schema_of_variant({v})"
+
+
+def as_map(v: str) -> str:
+    """The object in `v` as map<string,variant>; NULL when `v` is not an object."""
+    return f"try_variant_get({v}, '$', '{VARIANT_MAP}')"
+
+
+def from_map(m: str) -> str:
+    return f"to_variant_object({m})"
+
+
+def get(m: str, name: str) -> str:
+    """A field of a map<string,variant> (NULL if absent)."""
+    return f"try_element_at({m}, {text(name)})"
+
+
+def put(m: str, name: str, value: str) -> str:
+    """`m` with `name` set to `value` (replacing an existing entry)."""
+    k, v = fresh("k"), fresh("v")
+    return f"map_concat(map_filter({m}, ({k}, {v}) -> {k} != {text(name)}), map({text(name)}, {value}))"
+
+
+def in_list(expr: str, names: list[str]) -> str:
+    return f"{expr} IN ({', '.join(text(n) for n in names)})" if names else "false"
+
+
+def without(m: str, names: list[str]) -> str:
+    if not names:
+        return m
+    k, v = fresh("k"), fresh("v")
+    return f"map_filter({m}, ({k}, {v}) -> NOT ({in_list(k, names)}))"
+
+
+def string_of(v: str) -> str:
+    """Text of a VARIANT: a string as itself, anything else as its JSON (Spark's VARIANT to STRING cast)."""
+    return f"CAST({v} AS STRING)"
+
+
+def java_class(v: str) -> str:
+    """The Java class Connect's schemaless data would hold for a VARIANT value (for error texts).
+
+    Only evaluated for records that already failed, so the cost of schema_of_variant does not matter.
+    """
+    t = kind(v)
+    return case(
+        (is_null(v), "'null'"),
+        (f"{t} = 'STRING'", "'java.lang.String'"),
+        (f"{t} = 'BOOLEAN'", "'java.lang.Boolean'"),
+        (f"{t} IN ('TINYINT', 'SMALLINT', 'INT', 'BIGINT')", "'java.lang.Long'"),
+        (f"({t} LIKE 'DECIMAL%' OR {t} IN ('DOUBLE', 'FLOAT'))", "'java.lang.Double'"),
+        (f"{t} LIKE 'ARRAY%'", "'java.util.ArrayList'"),
+        (f"{t} LIKE 'OBJECT%'", "'java.util.HashMap'"),
+        (f"{t} = 'BINARY'", "'[B'"),
+        otherwise="'java.util.Date'",
+    )
+
+
+def utc_text(ts: str, pattern: str) -> str:
+    """Format a TIMESTAMP with a date pattern in UTC, as Connect's SimpleDateFormat(UTC) does."""
+    wall = f"convert_timezone(current_timezone(), 'UTC', CAST({ts} AS TIMESTAMP_NTZ))"
+    return f"date_format({wall}, {text(pattern)})"
+
+
+def parse_utc(value: str, pattern: str) -> str:
+    """Parse text with a date pattern as a UTC wall-clock time; NULL when it does not match."""
+    return f"from_utc_timestamp(try_to_timestamp({value}, {text(pattern)}), current_timezone())"

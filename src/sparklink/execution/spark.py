@@ -145,17 +145,26 @@ def stop_session(spark: SparkSession, timeout: float = 30.0) -> None:
 
 def _wait_for_idle(spark: SparkSession, timeout: float) -> None:
     """Let the tasks of stopped queries finish being cancelled: a task status arriving after the
-    scheduler has shut down is logged as an ERROR (RejectedExecutionException in statusUpdate)."""
+    scheduler has shut down is logged as an ERROR (RejectedExecutionException in statusUpdate).
+
+    Jobs and stages end as soon as they are cancelled, but their killed tasks report back later
+    (seconds later on a loaded machine), so the executors' running-task counts are checked too."""
     tracker = spark.sparkContext.statusTracker()
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            if not tracker.getActiveStageIds() and not tracker.getActiveJobsIds():
+            if not tracker.getActiveStageIds() and not tracker.getActiveJobsIds() and not _running_tasks(spark):
                 return
         except Exception:  # the context is already gone
             return
         time.sleep(0.1)
     log.warning("Spark still had running stages %.0fs after every query stopped", timeout)
+
+
+def _running_tasks(spark: SparkSession) -> int:
+    """Tasks the executors still run, as the scheduler counts them (the status tracker of the JVM)."""
+    infos = spark.sparkContext._jsc.sc().statusTracker().getExecutorInfos()
+    return sum(int(info.numRunningTasks()) for info in infos)
 
 
 def _optional_jars(jar_set: str) -> list[str]:

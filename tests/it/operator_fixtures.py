@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -121,10 +121,11 @@ def task_states(obj: dict[str, Any]) -> list[str]:
 class OperatorProcess:
     """`sparklink operator run` in its own process group, logging to a file."""
 
-    def __init__(self, kubeconfig: Path, namespace: str, state_dir: Path) -> None:
+    def __init__(self, kubeconfig: Path, namespace: str, state_dir: Path, extra: Sequence[str] = ()) -> None:
         self.kubeconfig = kubeconfig
         self.namespace = namespace
         self.state_dir = state_dir
+        self.extra = list(extra)  # more `operator run` options
         self.metrics_port = ports.free_port()
         self.pid = 0
         self.starts = 0
@@ -144,6 +145,7 @@ class OperatorProcess:
             "--metrics-port", str(self.metrics_port),
             "--state-dir", str(self.state_dir / "workers"),
             "--log-level", "INFO",
+            *self.extra,
         ]  # fmt: skip
         with open(self.log, "a") as out:
             out.write(f"\n===== operator start {self.starts} =====\n")
@@ -188,6 +190,16 @@ class OperatorProcess:
             pid = json.loads(record.read_text()).get("pid", 0)
             if pid and process.alive(pid):
                 process.kill(pid)
+
+    def cleanup_kafka(self) -> None:
+        """Kill the Kafka nodes and agents a killed operator left behind (the normal stop stopped them)."""
+        import json
+
+        for record in (self.state_dir / "workers").glob("*/Kafka/*/cluster/cluster.json"):
+            for node in json.loads(record.read_text()).get("nodes", []):
+                for pid in (node.get("pid", 0), node.get("agent_pid", 0)):
+                    if pid and process.alive(pid):
+                        process.kill(pid)
 
 
 @pytest.fixture(scope="module")

@@ -1,20 +1,37 @@
 """The Kubernetes runtime's objects on a real API server: they pass its validation, carry Strimzi's
 names, labels and owner references, follow a settings change, and are garbage-collected with their
-KafkaConnect. (There are no kubelets here, so the pods stay Pending: this tests the objects.)"""
+KafkaConnect or Kafka. (There are no kubelets here, so the pods stay Pending: this tests the objects.)"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
+import yaml
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
-from sparklink.operator.model import workers
+from sparklink.operator.model import kafka, workers
 from sparklink.operator.model.resources import Resource
+from sparklink.operator.reconcile.context import load_config_model
+from sparklink.operator.runtime.kafka_kubernetes import PODSET_GROUP, PODSET_VERSION, PODSETS, KubernetesKafkaRuntime
 from sparklink.operator.runtime.kubernetes import KubernetesWorkerRuntime
 from tests.helpers import wait_for
 from tests.it.operator_fixtures import Kube, kafka_connect_body
 
 pytestmark = pytest.mark.kube
+
+
+def gone(*reads: Any) -> bool:
+    for read in reads:
+        try:
+            read()
+            return False
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+    return True
 
 
 def test_deployment_service_and_config_map_validate_and_are_owned(kube_api: k8s.ApiClient, kubeobj: Kube) -> None:
@@ -62,17 +79,80 @@ def test_deployment_service_and_config_map_validate_and_are_owned(kube_api: k8s.
     kubeobj.delete("KafkaConnect", "objects")
 
     def collected() -> bool:
-        for read in (
+        return gone(
             lambda: apps.read_namespaced_deployment("objects-connect", kubeobj.ns),
             lambda: core.read_namespaced_service("objects-connect-api", kubeobj.ns),
             lambda: core.read_namespaced_config_map("objects-connect-config", kubeobj.ns),
-        ):
-            try:
-                read()
-                return False
-            except ApiException as exc:
-                if exc.status != 404:
-                    raise
-        return True
+        )
 
     wait_for(collected, 120, "the garbage collector to delete what the KafkaConnect owned")
+
+
+def test_a_kafka_becomes_services_config_maps_and_pod_sets_the_api_server_accepts(
+    kube_api: k8s.ApiClient, kubeobj: Kube
+) -> None:
+    example = Path(__file__).parent.parent / "data" / "strimzi" / "kafka-ephemeral.yaml"
+    created = [kubeobj.create(doc) for doc in yaml.safe_load_all(example.read_text())]
+    owner = Resource.from_json(next(d for d in created if d["kind"] == "Kafka"))
+    pools = [Resource.from_json(d) for d in created if d["kind"] == "KafkaNodePool"]
+    config_model = load_config_model()
+    runtime = KubernetesKafkaRuntime(kube_api)
+    state = runtime.ensure(owner, kafka.desired_cluster(owner, pools, config_model), ())
+    assert state.bootstrap == ((f"my-cluster-kafka-bootstrap.{kubeobj.ns}.svc", 9092),)
+    assert state.node_ids == {"broker": (0, 1, 2), "controller": (3, 4, 5)} and not state.ready
+    assert runtime.running(owner) is not None  # what it created is found again (an operator restarted adopts it)
+
+    core, custom = k8s.CoreV1Api(kube_api), k8s.CustomObjectsApi(kube_api)
+    bootstrap = core.read_namespaced_service("my-cluster-kafka-bootstrap", kubeobj.ns)
+    assert [(p.name, p.port) for p in bootstrap.spec.ports] == [("tcp-plain", 9092)]
+    assert bootstrap.spec.selector["strimzi.io/broker-role"] == "true"
+    headless = core.read_namespaced_service("my-cluster-kafka-brokers", kubeobj.ns)
+    assert headless.spec.cluster_ip == "None"
+    config = core.read_namespaced_config_map("my-cluster-controller-3", kubeobj.ns).data["server.config"]
+    assert "node.id=3\n" in config and "process.roles=controller\n" in config
+    voters = ",".join(
+        f"{i}@my-cluster-controller-{i}.my-cluster-kafka-brokers.{kubeobj.ns}.svc:9090" for i in (3, 4, 5)
+    )
+    assert f"controller.quorum.voters={voters}\n" in config
+    sets = {}
+    for pool in ("broker", "controller"):
+        sets[pool] = custom.get_namespaced_custom_object(
+            PODSET_GROUP, PODSET_VERSION, kubeobj.ns, PODSETS, f"my-cluster-{pool}"
+        )
+        (ref,) = sets[pool]["metadata"]["ownerReferences"]
+        assert (ref["kind"], ref["name"], ref["uid"], ref["controller"]) == ("Kafka", "my-cluster", owner.uid, True)
+    assert [p["metadata"]["name"] for p in sets["broker"]["spec"]["pods"]] == [
+        f"my-cluster-broker-{i}" for i in (0, 1, 2)
+    ]
+
+    def hashes(podset: dict[str, Any]) -> dict[str, str]:
+        return {
+            p["metadata"]["name"]: p["metadata"]["annotations"]["strimzi.io/configuration-hash"]
+            for p in podset["spec"]["pods"]
+        }
+
+    # A settings change reaches each node's ConfigMap and the configuration hash a StrimziPodSet controller rolls on.
+    spec = {**owner.spec["kafka"], "config": {**owner.spec["kafka"]["config"], "queued.max.requests": 600}}
+    changed = Resource.from_json(kubeobj.spec("Kafka", "my-cluster", kafka=spec))
+    runtime.ensure(changed, kafka.desired_cluster(changed, pools, config_model), ())
+    assert (
+        "queued.max.requests=600\n"
+        in core.read_namespaced_config_map("my-cluster-broker-1", kubeobj.ns).data["server.config"]
+    )
+    rolled = custom.get_namespaced_custom_object(PODSET_GROUP, PODSET_VERSION, kubeobj.ns, PODSETS, "my-cluster-broker")
+    assert all(hashes(rolled)[name] != before for name, before in hashes(sets["broker"]).items())
+
+    kubeobj.delete("Kafka", "my-cluster")
+
+    def collected() -> bool:
+        return gone(
+            lambda: core.read_namespaced_service("my-cluster-kafka-bootstrap", kubeobj.ns),
+            lambda: core.read_namespaced_config_map("my-cluster-broker-0", kubeobj.ns),
+            lambda: custom.get_namespaced_custom_object(
+                PODSET_GROUP, PODSET_VERSION, kubeobj.ns, PODSETS, "my-cluster-controller"
+            ),
+        )
+
+    wait_for(collected, 120, "the garbage collector to delete what the Kafka owned")
+    for pool in pools:
+        kubeobj.delete("KafkaNodePool", pool.name)

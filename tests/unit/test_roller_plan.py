@@ -206,6 +206,21 @@ def test_a_broker_in_log_recovery_is_never_restarted_and_the_roll_fails_with_str
     assert r.clock.monotonic() == pytest.approx(10 * 1.0 + 127.75, abs=1.0)  # type: ignore[attr-defined]
 
 
+def test_a_roll_held_back_by_a_recovering_broker_fails_with_the_recovery_not_with_the_brokers_it_holds_back() -> None:
+    runtime = FakeRuntime([B1, B2, B3])
+    runtime.ready[2] = False
+    admin = FakeAdmin()
+    # Broker 2 is out of the ISR while it recovers: restarting 1 or 3 would take the partition under minISR.
+    admin.topic_states = [TopicState("t", 2, (PartitionState(0, (1, 2, 3), (1, 3)),))]
+    r = roller(runtime, admin, FakeAgents(BrokerState(2, 7, 9)), operation_timeout=1.0)
+    with pytest.raises(RollFailedError) as failure:
+        r.roll(manual)
+    # Broker 2, unready, is tried first in every round of attempts, so it is also the first to give up.
+    assert failure.value.node.node_id == 2
+    assert str(failure.value).startswith("Pod b2 is not ready because the Kafka node is performing log recovery.")
+    assert runtime.restarts == []
+
+
 def test_an_unready_node_whose_agent_cannot_answer_is_force_restarted_as_before() -> None:
     runtime = FakeRuntime([B1])
     runtime.ready[1] = runtime.responsive[1] = False

@@ -11,12 +11,14 @@ from typing import Annotated
 import typer
 
 app = typer.Typer(
-    help="Run Kafka Connect, connectors and MirrorMaker 2 from Strimzi resources (kafka.strimzi.io/v1).\n\n"
+    help="Run Kafka clusters, Kafka Connect, connectors and MirrorMaker 2 from Strimzi resources "
+    "(kafka.strimzi.io/v1).\n\n"
     "1. Install the CRDs:      sparklink operator crds --apply   (or: sparklink operator crds | kubectl apply -f -)\n\n"
     "2. Run the operator:      sparklink operator run --kubeconfig ~/.kube/config\n\n"
     '3. Apply Strimzi manifests: a KafkaConnect with the annotation strimzi.io/use-connector-resources: "true", '
     "then KafkaConnectors labelled strimzi.io/cluster: <that KafkaConnect>. Restart, offsets and state work "
-    "through Strimzi's annotations and fields.",
+    "through Strimzi's annotations and fields. A Kafka with KafkaNodePools (Strimzi's KRaft examples) runs a "
+    "local cluster, rolled safely on a settings change or strimzi.io/manual-rolling-update.",
     no_args_is_help=True,
 )
 
@@ -61,12 +63,27 @@ def run(
         str, typer.Option(help="Worker image for --runtime kubernetes (spec.image wins).")
     ] = "sparklink:latest",
     log_level: Annotated[str, typer.Option(help="Python log level of the operator.")] = "INFO",
+    kafka_heap: Annotated[
+        str, typer.Option(help="-Xmx of Kafka nodes whose Kafka or KafkaNodePool sets no jvmOptions.")
+    ] = "512m",
+    kafka_operation_timeout: Annotated[
+        float,
+        typer.Option(
+            help="Seconds the roller waits for a Kafka node to become ready (Strimzi's operation timeout: 300). "
+            "Shorter makes a roll give up sooner on a node in log recovery; a restart must fit in it."
+        ),
+    ] = 300.0,
+    kafka_roll_backoff: Annotated[
+        float,
+        typer.Option(help="First retry delay in seconds of a node the roller cannot roll yet (doubles, 10 tries)."),
+    ] = 0.25,
 ) -> None:
-    """Watch KafkaConnect, KafkaConnector and KafkaMirrorMaker2 resources and reconcile them.
+    """Watch Kafka, KafkaNodePool, KafkaConnect, KafkaConnector and KafkaMirrorMaker2 resources and reconcile them.
 
-    Connect workers run as local `sparklink worker` processes (their REST URL goes to status.url).
-    They keep running if the operator dies, and the next operator adopts them.
-    Stop with Ctrl-C: the workers it runs are stopped too.
+    Connect workers run as local `sparklink worker` processes (their REST URL goes to status.url); Kafka
+    clusters as local KRaft nodes with broker-state agents (their addresses go to status.listeners).
+    Both keep running if the operator dies, and the next operator adopts them.
+    Stop with Ctrl-C: the workers and Kafka nodes it runs are stopped too.
     """
     from sparklink.operator.kube.loop import Operator, OperatorConfig
 
@@ -83,6 +100,9 @@ def run(
         workers=workers,
         runtime=runtime,
         image=image,
+        kafka_heap=kafka_heap,
+        kafka_operation_timeout=kafka_operation_timeout,
+        kafka_roll_backoff=kafka_roll_backoff,
     )
     if runtime not in ("local", "kubernetes"):
         raise typer.BadParameter(f"--runtime must be 'local' or 'kubernetes', not '{runtime}'")

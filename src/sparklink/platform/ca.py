@@ -1,7 +1,9 @@
-"""Certificates for sparklink's TLS: a cluster CA and the leaf certificates it signs, made with `cryptography`.
+"""Certificates for sparklink's TLS: a CA and the leaf certificates it signs, made with `cryptography`.
 
-Callers: the local Kafka cluster (one server certificate per broker agent, the roller's client certificate),
-the broker-state agent and the roller (which load the files), and other platform pieces that need a CA.
+The one module that creates certificates. Callers: the local Kafka cluster (`cluster_ca`: one server
+certificate per broker agent, the roller's client certificate), the broker-state agent and the roller
+(which load the files), and the local Kubernetes control plane (`kube`: its CA, serving and client
+certificates and the service-account signing key, all EC P-256, without the sparklink organization).
 
 The choices follow Strimzi's CA model (CertificateAuthority / Ca.java / OpenSslCertIssuer):
 - the CA key is RSA 4096, the certificate is self-signed with basicConstraints CA:true, pathlen:0 and
@@ -11,7 +13,8 @@ The choices follow Strimzi's CA model (CertificateAuthority / Ca.java / OpenSslC
 - every certificate is valid for 365 days and is renewed once it is within 30 days of expiry
   (`DEFAULT_CERTS_VALIDITY_DAYS`, `DEFAULT_CERTS_RENEWAL_DAYS`); subjects carry O=io.strimzi's counterpart,
   O=io.sparklink.
-`KeyType.EC` (P-256) is offered for callers that need fast keys or ES256 signing.
+`KeyType.EC` (P-256) is offered for callers that need fast keys or ES256 signing (the Kubernetes PKI); an
+EC leaf carries no keyEncipherment usage, which ECDSA keys cannot do.
 """
 
 from __future__ import annotations
@@ -76,16 +79,22 @@ def key_pem(key: PrivateKey) -> bytes:
     return key.private_bytes(encoding, fmt, serialization.NoEncryption())
 
 
+def public_pem(key: PrivateKey) -> bytes:
+    """The public half as PEM SubjectPublicKeyInfo (what kube-apiserver reads as a service-account key)."""
+    return key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
 def new_ca(
     common_name: str,
     *,
     key_type: KeyType = KeyType.RSA,
+    organizations: tuple[str, ...] = (ORGANIZATION,),
     validity_days: int = VALIDITY_DAYS,
     now: dt.datetime | None = None,
 ) -> Issued:
     """A self-signed CA that signs leaf certificates only (path length 0)."""
     key = new_key(key_type, ca=True)
-    name = _name(common_name, (ORGANIZATION,))
+    name = _name(common_name, organizations)
     cert = (
         _builder(name, name, key.public_key(), validity_days, now)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
@@ -139,7 +148,7 @@ def issue(
     builder = (
         _builder(_name(common_name, organizations), ca_cert.subject, key.public_key(), validity_days, now)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(_usage(cert_sign=False), critical=True)
+        .add_extension(_usage(cert_sign=False, encipher=key_type is KeyType.RSA), critical=True)
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
     )
     if purposes:
@@ -193,11 +202,11 @@ def _builder(
     )
 
 
-def _usage(*, cert_sign: bool) -> x509.KeyUsage:
+def _usage(*, cert_sign: bool, encipher: bool = False) -> x509.KeyUsage:
     return x509.KeyUsage(
         digital_signature=True,
         content_commitment=False,
-        key_encipherment=not cert_sign,
+        key_encipherment=encipher,
         data_encipherment=False,
         key_agreement=False,
         key_cert_sign=cert_sign,

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -68,6 +69,7 @@ class Node:
     agent_port: int = 0
     probe_port: int = 0
     agent_pid: int = 0
+    heap: str = ""  # this node's -Xmx; empty: the cluster's
 
     @property
     def is_broker(self) -> bool:
@@ -94,6 +96,9 @@ class KafkaCluster:
     agents: bool = False
     # Per-node settings on top of extra_config, keyed by str(node_id) (JSON keys); read at a node's start.
     node_config: dict[str, dict[str, str]] = field(default_factory=dict)
+    # The KRaft metadata version storage is formatted with (the storage tool's --release-version); empty: the
+    # latest production version of the jars.
+    release_version: str = ""
 
     # ----------------------------------------------------------------- creation and persistence
     @classmethod
@@ -133,12 +138,49 @@ class KafkaCluster:
                 Node(i, "broker,controller", ports.free_port(), ports.free_port()) for i in range(1, controllers + 1)
             ]
             nodes += [Node(i, "broker", 0, ports.free_port()) for i in range(controllers + 1, brokers + 1)]
+        return cls._lay_out(state_dir, nodes, heap, extra_config, agents)
+
+    @classmethod
+    def create_nodes(
+        cls,
+        state_dir: Path,
+        layout: Sequence[tuple[int, str, str]],
+        heap: str = DEFAULT_HEAP,
+        extra_config: dict[str, str] | None = None,
+        agents: bool = False,
+        release_version: str = "",
+    ) -> KafkaCluster:
+        """Lay out a cluster of exactly these nodes: (node id, roles, heap or "" for `heap`) each, as an
+        operator's node pools assign them. Roles are "broker", "controller" or "broker,controller"."""
+        state_dir = Path(state_dir)
+        if (state_dir / "cluster.json").exists():
+            raise KafkaStartError(f"a cluster already exists in {state_dir}")
+        if len({node_id for node_id, _, _ in layout}) != len(layout):
+            raise ValueError(f"node ids must be unique: {[node_id for node_id, _, _ in layout]}")
+        nodes = []
+        for node_id, roles, node_heap in sorted(layout):
+            if not {"broker", "controller"} >= set(roles.split(",")) or not roles:
+                raise ValueError(f"node {node_id}: roles must be broker and/or controller, not {roles!r}")
+            controller = ports.free_port() if "controller" in roles else 0
+            broker = ports.free_port() if "broker" in roles else None
+            nodes.append(Node(node_id, roles, controller, broker, heap=node_heap))
+        if not any(n.is_broker for n in nodes) or not any(n.is_controller for n in nodes):
+            raise ValueError("a KRaft cluster needs at least one broker and one controller")
+        cluster = cls._lay_out(state_dir, nodes, heap, extra_config, agents)
+        if release_version:
+            cluster.release_version = release_version
+            cluster.save()
+        return cluster
+
+    @classmethod
+    def _lay_out(
+        cls, state_dir: Path, nodes: list[Node], heap: str, extra_config: dict[str, str] | None, agents: bool
+    ) -> KafkaCluster:
         if agents:
             for node in nodes:
                 if node.is_broker:
                     node.jolokia_port, node.agent_port, node.probe_port = (ports.free_port() for _ in range(3))
-        cluster_id = _random_cluster_id()
-        cluster = cls(state_dir, cluster_id, nodes, heap, dict(extra_config or {}), agents)
+        cluster = cls(state_dir, _random_cluster_id(), nodes, heap, dict(extra_config or {}), agents)
         state_dir.mkdir(parents=True, exist_ok=True)
         cluster.save()
         return cluster
@@ -158,6 +200,7 @@ class KafkaCluster:
             raw.get("extra_config", {}),
             raw.get("agents", False),
             raw.get("node_config", {}),
+            raw.get("release_version", ""),
         )
 
     def save(self) -> None:
@@ -201,13 +244,19 @@ class KafkaCluster:
     # ----------------------------------------------------------------- lifecycle
     def start(self, timeout: float = 90.0) -> None:
         """Format storage where needed, start every node (and agent) and wait until all brokers are registered."""
+        self.launch()
+        self.wait_ready(timeout)
+
+    def launch(self) -> list[int]:
+        """Start every node that is not running (agents first, storage formatted at once) without waiting for
+        them to be ready (see `node_ready`); returns the ids it started."""
         self._start_agents()
         pending = [n for n in self.nodes if not (n.pid and process.alive(n.pid))]
         self._format([n for n in pending if not (self._data_dir(n) / "meta.properties").exists()])
         for node in pending:
             self._start_node(node)
         self.save()
-        self.wait_ready(timeout)
+        return [n.node_id for n in pending]
 
     def stop(self) -> None:
         """Stop brokers first, then the controllers, each with SIGTERM and a grace period; then the agents."""
@@ -260,6 +309,24 @@ class KafkaCluster:
         self.save()
         self.wait_ready(timeout)
 
+    def add_node(
+        self, node_id: int, roles: str = "broker", heap: str = "", config: dict[str, str] | None = None
+    ) -> Node:
+        """Add a broker to the layout (with an agent when the cluster has them); `launch()` formats and starts
+        it. Only brokers: the controllers are the quorum's voters, fixed in every node's settings."""
+        if roles != "broker":
+            raise ValueError(f"only broker nodes can be added to a running cluster, not {roles!r} nodes")
+        if any(n.node_id == node_id for n in self.nodes):
+            raise ValueError(f"node {node_id} already exists")
+        node = Node(node_id, roles, 0, ports.free_port(), heap=heap)
+        if self.agents:
+            node.jolokia_port, node.agent_port, node.probe_port = (ports.free_port() for _ in range(3))
+        self.nodes.append(node)
+        if config:
+            self.node_config[str(node_id)] = dict(config)
+        self.save()
+        return node
+
     def set_node_config(self, node_id: int, updates: dict[str, str | None]) -> None:
         """Change a node's static settings (None removes one); they apply at the node's next start."""
         self.node(node_id)
@@ -274,6 +341,23 @@ class KafkaCluster:
     def node_settings(self, node_id: int) -> dict[str, str]:
         """The settings a node runs with (or will at its next start): defaults, extra_config, its own."""
         return self._config(self.node(node_id))
+
+    def base_settings(self, node_id: int) -> dict[str, str]:
+        """The settings the platform gives a node (ids, listeners, quorum, storage, defaults) before
+        extra_config and its own settings."""
+        return self._base_config(self.node(node_id))
+
+    def started_settings(self, node_id: int) -> dict[str, str] | None:
+        """The settings file the node last started with (or was last brought in line with), if any."""
+        path = self.state_dir / "config" / f"{self.node(node_id).name}.properties"
+        if not path.exists():
+            return None
+        return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
+
+    def record_settings(self, node_id: int) -> None:
+        """Rewrite a running node's settings file from its current settings, after they were applied to it
+        without a restart (incrementalAlterConfigs), so its file says what it runs with."""
+        self._write_config(self.node(node_id))
 
     def status(self) -> list[dict[str, object]]:
         """One row per node: id, roles, ports, whether its process lives, its broker state (from its agent)."""
@@ -436,8 +520,8 @@ class KafkaCluster:
         return [
             "java",
             *jolokia,
-            f"-Xmx{self.heap}",
-            f"-Xms{min_heap(self.heap)}",
+            f"-Xmx{node.heap or self.heap}",
+            f"-Xms{min_heap(node.heap or self.heap)}",
             "-XX:+UseG1GC",
             "-XX:MaxGCPauseMillis=20",
             "-XX:+ExplicitGCInvokesConcurrent",
@@ -468,6 +552,7 @@ class KafkaCluster:
                 self.cluster_id,
                 "-c",
                 str(props),
+                *(["--release-version", self.release_version] if self.release_version else []),
             ]
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             running.append((props, proc))
@@ -483,6 +568,12 @@ class KafkaCluster:
         return path
 
     def _config(self, node: Node) -> dict[str, str]:
+        config = self._base_config(node)
+        config.update(self.extra_config)
+        config.update(self.node_config.get(str(node.node_id), {}))
+        return config
+
+    def _base_config(self, node: Node) -> dict[str, str]:
         voters = ",".join(f"{c.node_id}@127.0.0.1:{c.controller_port}" for c in self.controllers)
         replication = str(min(3, len(self.brokers)))
         listeners = []
@@ -515,8 +606,6 @@ class KafkaCluster:
         if node.broker_port:
             config["advertised.listeners"] = ",".join(advertised)
             config["inter.broker.listener.name"] = "PLAINTEXT"
-        config.update(self.extra_config)
-        config.update(self.node_config.get(str(node.node_id), {}))
         return config
 
 

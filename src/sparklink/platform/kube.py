@@ -22,7 +22,7 @@ from pathlib import Path
 
 import httpx
 
-from sparklink.platform import artifacts, kube_certs, ports, process
+from sparklink.platform import artifacts, ca, ports, process
 
 ETCD = "etcd"
 APISERVER = "kube-apiserver"
@@ -42,6 +42,7 @@ CONTROLLERS = (
     "replicaset-controller",
 )
 ADMIN_USER = "admin"
+LOOPBACK_NAMES = ("127.0.0.1", "localhost")
 CONTEXT = "sparklink"
 
 
@@ -291,30 +292,43 @@ class KubeCluster:
 
     # ----------------------------------------------------------------- PKI and kubeconfigs
     def _write_pki(self) -> None:
+        # EC P-256 keys (instant to make; kube-apiserver takes them for TLS, client certificates and ES256
+        # service-account tokens), and subjects without sparklink's organization: a client certificate's
+        # CN is the Kubernetes user and each O one of its groups.
         pki = self.pki
-        ca = kube_certs.new_ca("sparklink-local-kubernetes-ca")
-        ca.write(pki / "ca.crt", pki / "ca.key")
-        loopback = kube_certs.LOOPBACK_NAMES
-        kube_certs.issue(ca, APISERVER, hosts=(*loopback, "kubernetes", "kubernetes.default"), server=True).write(
-            pki / "apiserver.crt", pki / "apiserver.key"
-        )
-        controller_manager = kube_certs.issue(
-            ca, "system:kube-controller-manager", hosts=loopback, server=True, client=True
+        ec, groupless = ca.KeyType.EC, ()
+        authority = ca.new_ca("sparklink-local-kubernetes-ca", key_type=ec, organizations=groupless)
+        authority.write(pki / "ca.crt", pki / "ca.key")
+        loopback = LOOPBACK_NAMES
+        ca.issue(
+            authority,
+            APISERVER,
+            organizations=groupless,
+            hosts=(*loopback, "kubernetes", "kubernetes.default"),
+            server=True,
+        ).write(pki / "apiserver.crt", pki / "apiserver.key")
+        controller_manager = ca.issue(
+            authority,
+            "system:kube-controller-manager",
+            organizations=groupless,
+            hosts=loopback,
+            server=True,
+            client=True,
         )
         controller_manager.write(pki / "controller-manager.crt", pki / "controller-manager.key")
-        kubeconfig = self._kubeconfig(ca, "system:kube-controller-manager", controller_manager)
-        kube_certs.write_private(pki / "controller-manager.kubeconfig", kubeconfig.encode())
-        admin = kube_certs.issue(ca, ADMIN_USER, organizations=("system:masters",), client=True)
-        kube_certs.write_private(self.kubeconfig, self._kubeconfig(ca, ADMIN_USER, admin).encode())
+        kubeconfig = self._kubeconfig(authority, "system:kube-controller-manager", controller_manager)
+        ca.write_private(pki / "controller-manager.kubeconfig", kubeconfig.encode())
+        admin = ca.issue(authority, ADMIN_USER, organizations=("system:masters",), client=True)
+        ca.write_private(self.kubeconfig, self._kubeconfig(authority, ADMIN_USER, admin).encode())
         token = secrets.token_urlsafe(32)
-        kube_certs.write_private(pki / "admin.token", f"{token}\n".encode())
+        ca.write_private(pki / "admin.token", f"{token}\n".encode())
         tokens = f'{token},{ADMIN_USER},{ADMIN_USER}-uid,"system:masters"\n'
-        kube_certs.write_private(pki / "tokens.csv", tokens.encode())
-        sa_key = kube_certs.new_key()
-        (pki / "sa.pub").write_bytes(kube_certs.public_pem(sa_key))
-        kube_certs.write_private(pki / "sa.key", kube_certs.key_pem(sa_key))
+        ca.write_private(pki / "tokens.csv", tokens.encode())
+        sa_key = ca.new_key(ec)
+        (pki / "sa.pub").write_bytes(ca.public_pem(sa_key))
+        ca.write_private(pki / "sa.key", ca.key_pem(sa_key))
 
-    def _kubeconfig(self, ca: kube_certs.Issued, user: str, credential: kube_certs.Issued) -> str:
+    def _kubeconfig(self, authority: ca.Issued, user: str, credential: ca.Issued) -> str:
         # JSON is YAML: kubectl, client-go and the Python client all read it. Certificates are embedded
         # so that the file can be copied elsewhere on this machine and still work.
         def b64(data: bytes) -> str:
@@ -324,7 +338,10 @@ class KubeCluster:
             "apiVersion": "v1",
             "kind": "Config",
             "clusters": [
-                {"name": CONTEXT, "cluster": {"server": self.server, "certificate-authority-data": b64(ca.cert_pem)}}
+                {
+                    "name": CONTEXT,
+                    "cluster": {"server": self.server, "certificate-authority-data": b64(authority.cert_pem)},
+                }
             ],
             "users": [
                 {

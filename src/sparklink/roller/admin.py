@@ -71,6 +71,16 @@ class ConfluentClusterAdmin:
         except KafkaException as exc:
             raise AdminError(f"Error updating Kafka configuration for node {node_id}: {exc}") from exc
 
+    def delete_broker_config(self, node_id: int, keys: Sequence[str]) -> None:
+        """Remove per-broker dynamic overrides (a no-op for keys without one), e.g. of settings a user removed."""
+        entries = [ConfigEntry(k, None, incremental_operation=AlterConfigOpType.DELETE) for k in keys]
+        resource = ConfigResource(ConfigResource.Type.BROKER, str(node_id), incremental_configs=entries)
+        try:
+            for future in self._admin.incremental_alter_configs([resource]).values():
+                future.result(timeout=self.timeout)
+        except KafkaException as exc:
+            raise AdminError(f"Error removing dynamic settings {list(keys)} of node {node_id}: {exc}") from exc
+
     def quorum(self) -> QuorumInfo:
         try:
             return kraft_quorum.describe_quorum(self.controllers, timeout=min(self.timeout, 10.0))

@@ -9,9 +9,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from sparklink.platform.kraft_quorum import QuorumInfo
 from sparklink.roller.model import ConfigDiff, ConfigValue, NodeRef, RestartReason, TopicState
+
+if TYPE_CHECKING:  # the plan is pure: the operator's model reuses config_diff without the platform
+    from sparklink.platform.kraft_quorum import QuorumInfo
 
 log = logging.getLogger("sparklink.roller")
 

@@ -71,10 +71,7 @@ class LocalRuntime:
         return {**self.cluster.extra_config, **self.cluster.node_config.get(str(node.node_id), {})}
 
     def running_config(self, node: NodeRef) -> dict[str, str] | None:
-        path = self.cluster.state_dir / "config" / f"{self.cluster.node(node.node_id).name}.properties"
-        if not path.exists():
-            return None
-        return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
+        return self.cluster.started_settings(node.node_id)
 
 
 @dataclass(frozen=True)

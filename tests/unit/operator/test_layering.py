@@ -1,7 +1,7 @@
 """The operator's layers, until an import-linter contract checks them in `make lint`:
 
     sparklink.operator.kube       -> reconcile, runtime, model, connect_client   (kopf, kubernetes here)
-    sparklink.operator.runtime    -> model, connect_client, sparklink.platform
+    sparklink.operator.runtime    -> model, connect_client, sparklink.platform, sparklink.roller
     sparklink.operator.reconcile  -> model, connect_client                       (no kopf, no kubernetes)
     sparklink.operator.model      -> nothing outside the standard library
 and nothing in sparklink.operator imports the worker's own packages (herder, execution, storage, rest):
@@ -37,10 +37,13 @@ def test_the_operator_imports_nothing_of_the_worker_runtime() -> None:
 
 def test_the_model_is_pure_and_the_reconcilers_know_no_kubernetes() -> None:
     model = imported_after("import sparklink.operator.model.annotations, sparklink.operator.model.connectors, "
-                           "sparklink.operator.model.workers, sparklink.operator.model.conditions")  # fmt: skip
+                           "sparklink.operator.model.workers, sparklink.operator.model.conditions, "
+                           "sparklink.operator.model.kafka, sparklink.operator.model.kafka_changes, "
+                           "sparklink.operator.model.kafka_config, sparklink.operator.model.bootstrap")  # fmt: skip
     assert not {m.split(".")[0] for m in model} & {"httpx", "kopf", "kubernetes", "yaml", "pydantic"}
     reconcile = imported_after(
         "import sparklink.operator.reconcile.kafka_connect, sparklink.operator.reconcile.kafka_connector, "
-        "sparklink.operator.reconcile.mirror_maker_2"
+        "sparklink.operator.reconcile.mirror_maker_2, sparklink.operator.reconcile.kafka, "
+        "sparklink.operator.reconcile.kafka_node_pool"
     )
     assert not {m.split(".")[0] for m in reconcile} & {"kopf", "kubernetes"}

@@ -1,5 +1,6 @@
-"""The CRDs the operator serves (kafka.strimzi.io/v1 KafkaConnect, KafkaConnector, KafkaMirrorMaker2),
-as YAML files users can `kubectl apply -f`, and a loader for `sparklink operator crds --apply`."""
+"""The CRDs the operator serves (kafka.strimzi.io/v1 KafkaConnect, KafkaConnector, KafkaMirrorMaker2, Kafka,
+KafkaNodePool, and core.strimzi.io/v1 StrimziPodSet for the Kubernetes runtime's node pools), as YAML files
+users can `kubectl apply -f`, and a loader for `sparklink operator crds --apply`."""
 
 from __future__ import annotations
 
@@ -8,7 +9,14 @@ from typing import Any
 
 import yaml
 
-FILES = ("kafkaconnect.yaml", "kafkaconnector.yaml", "kafkamirrormaker2.yaml")
+FILES = (
+    "kafkaconnect.yaml",
+    "kafkaconnector.yaml",
+    "kafkamirrormaker2.yaml",
+    "kafka.yaml",
+    "kafkanodepool.yaml",
+    "strimzipodset.yaml",
+)
 
 
 def texts() -> dict[str, str]:

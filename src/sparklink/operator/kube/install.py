@@ -12,7 +12,7 @@ from sparklink.operator import crds
 
 
 def apply_crds(api: k8s.ApiClient, timeout: float = 60.0) -> list[str]:
-    """Create or update the three CRDs and wait until the API server serves them; returns their names."""
+    """Create or update the CRDs and wait until the API server serves them; returns their names."""
     ext = k8s.ApiextensionsV1Api(api)
     names = []
     docs: list[Any] = crds.documents()

@@ -2,9 +2,10 @@
 
 Level-triggered: every event on a resource enqueues its key, and a worker reconciles the whole resource
 from a fresh read, never from the event's copy. Every `full_reconcile_interval` the periodic pass lists
-all three kinds and enqueues them all (Strimzi's full reconciliation, 120 s by default). Reconcilers ask
-for delayed re-checks (auto-restart back-off, workers still starting), which the queue holds.
-Stopping stops the watch, drains the workers and stops the Connect workers the runtime started.
+every kind and enqueues them all (Strimzi's full reconciliation, 120 s by default). Reconcilers ask
+for delayed re-checks (auto-restart back-off, workers or Kafka nodes still starting, a failed roll), which
+the queue holds. Stopping stops the watch, drains the workers and stops the Connect workers, then the
+Kafka clusters, the runtimes started.
 """
 
 from __future__ import annotations
@@ -26,11 +27,21 @@ from sparklink.operator.kube.queue import WorkQueue
 from sparklink.operator.kube.store import KubeStore, api_client
 from sparklink.operator.metrics import OperatorMetrics
 from sparklink.operator.model.autorestart import BackOff
-from sparklink.operator.model.resources import KAFKA_CONNECT, KAFKA_CONNECTOR, KAFKA_MIRROR_MAKER_2, PLURALS, Key
-from sparklink.operator.reconcile import kafka_connect, kafka_connector, mirror_maker_2
+from sparklink.operator.model.resources import (
+    KAFKA,
+    KAFKA_CONNECT,
+    KAFKA_CONNECTOR,
+    KAFKA_MIRROR_MAKER_2,
+    KAFKA_NODE_POOL,
+    PLURALS,
+    Key,
+)
+from sparklink.operator.reconcile import kafka, kafka_connect, kafka_connector, kafka_node_pool, mirror_maker_2
 from sparklink.operator.reconcile.context import Deps, ReconcileResult
 from sparklink.operator.runtime import WorkerRuntime
+from sparklink.operator.runtime.kafka import KafkaRuntime
 from sparklink.operator.runtime.local import LocalWorkerRuntime
+from sparklink.roller.model import RollerSettings
 
 log = logging.getLogger("sparklink.operator")
 
@@ -38,6 +49,8 @@ RECONCILERS: dict[str, Callable[[Deps, Key], ReconcileResult]] = {
     KAFKA_CONNECT: kafka_connect.reconcile,
     KAFKA_CONNECTOR: kafka_connector.reconcile,
     KAFKA_MIRROR_MAKER_2: mirror_maker_2.reconcile,
+    KAFKA: kafka.reconcile,
+    KAFKA_NODE_POOL: kafka_node_pool.reconcile,
 }
 # A reconcile that raised (API server or Connect unreachable, ...) is retried after this long.
 ERROR_RETRY_SECONDS = 5.0
@@ -55,11 +68,19 @@ class OperatorConfig:
     worker_log_level: str = "INFO"
     runtime: str = "local"  # or "kubernetes": Deployments in the cluster instead of local processes
     image: str = "sparklink:latest"
+    kafka_heap: str = "512m"  # -Xmx of Kafka nodes whose Kafka or pool sets no jvmOptions
+    # The roller's operation timeout (Strimzi: 300 s) and first back-off delay (Strimzi: 250 ms).
+    kafka_operation_timeout: float = 300.0
+    kafka_roll_backoff: float = 0.25
 
 
 class Operator:
     def __init__(
-        self, config: OperatorConfig, clock: Clock | None = None, runtime: WorkerRuntime | None = None
+        self,
+        config: OperatorConfig,
+        clock: Clock | None = None,
+        runtime: WorkerRuntime | None = None,
+        kafka_runtime: KafkaRuntime | None = None,
     ) -> None:
         self.config = config
         self.api = api_client(config.kubeconfig)
@@ -70,11 +91,32 @@ class Operator:
 
             runtime = KubernetesWorkerRuntime(self.api, config.image)
         self.runtime = runtime or LocalWorkerRuntime(config.state_dir, log_level=config.worker_log_level)
-        self.deps = Deps(self.store, self.runtime, clock or SystemClock(), BackOff(config.minute), self.metrics)
+        self.kafka = kafka_runtime or self._kafka_runtime()
+        self.deps = Deps(
+            self.store,
+            self.runtime,
+            clock or SystemClock(),
+            BackOff(config.minute),
+            self.metrics,
+            kafka=self.kafka,
+            resolve_bootstrap=config.runtime == "local",
+        )
         self.queue = WorkQueue()
         self.metrics_port: int | None = None
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+
+    def _kafka_runtime(self) -> KafkaRuntime:
+        if self.config.runtime == "kubernetes":
+            from sparklink.operator.runtime.kafka_kubernetes import KubernetesKafkaRuntime
+
+            return KubernetesKafkaRuntime(self.api)
+        from sparklink.operator.runtime.kafka_local import LocalKafkaRuntime
+
+        settings = RollerSettings(
+            operation_timeout=self.config.kafka_operation_timeout, backoff_initial=self.config.kafka_roll_backoff
+        )
+        return LocalKafkaRuntime(self.config.state_dir, self.config.kafka_heap, settings)
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
@@ -122,7 +164,8 @@ class Operator:
         self.queue.close()
         for thread in self._threads:
             thread.join(timeout=60)
-        self.runtime.close()
+        self.runtime.close()  # Connect workers first: they are Kafka's clients
+        self.kafka.close()
         self.metrics.close()
         self.api.close()
         log.info("operator stopped")

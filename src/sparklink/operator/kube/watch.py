@@ -1,4 +1,4 @@
-"""The watch: kopf lists and watches the three kinds and feeds every event into the work queue.
+"""The watch: kopf lists and watches the operator's kinds and feeds every event into the work queue.
 
 kopf is configured so it adds nothing to users' objects that Strimzi would not:
 - only `on.event` handlers are registered. kopf's change-detection handlers (on.create/update/resume)
@@ -24,7 +24,16 @@ from kopf._cogs.configs.diffbase import DiffBaseStorage
 from kopf._cogs.configs.progress import ProgressRecord, ProgressStorage
 
 from sparklink.operator.model import annotations as anno
-from sparklink.operator.model.resources import GROUP, KAFKA_CONNECT, KAFKA_CONNECTOR, PLURALS, VERSION, Key
+from sparklink.operator.model.resources import (
+    GROUP,
+    KAFKA,
+    KAFKA_CONNECT,
+    KAFKA_CONNECTOR,
+    KAFKA_NODE_POOL,
+    PLURALS,
+    VERSION,
+    Key,
+)
 
 log = logging.getLogger("sparklink.operator")
 
@@ -71,7 +80,7 @@ def settings(kopf_settings: kopf.OperatorSettings) -> kopf.OperatorSettings:
 
 
 def registry(enqueue: Enqueue, api_config: Any) -> kopf.OperatorRegistry:
-    """Event handlers for the three kinds; each event only enqueues the keys it concerns. kopf logs in
+    """Event handlers for every kind; each event only enqueues the keys it concerns. kopf logs in
     with the same credentials as the operator's own client (`api_config`, a kubernetes Configuration)."""
     reg = kopf.OperatorRegistry()
 
@@ -98,14 +107,15 @@ def registry(enqueue: Enqueue, api_config: Any) -> kopf.OperatorRegistry:
             meta = body.get("metadata", {})
             key = Key(kind, meta.get("namespace", ""), meta.get("name", ""))
             enqueue(key)
-            if kind == KAFKA_CONNECTOR:
-                # The KafkaConnect deletes a connector whose resource went away or moved to another
-                # cluster: tell the old and the new cluster.
+            if kind in (KAFKA_CONNECTOR, KAFKA_NODE_POOL):
+                # A KafkaConnect deletes a connector whose resource went away or moved to another cluster: tell
+                # the old and the new cluster. A Kafka runs its pools' nodes: tell it of every change.
+                parent = KAFKA_CONNECT if kind == KAFKA_CONNECTOR else KAFKA
                 cluster = (meta.get("labels") or {}).get(anno.CLUSTER_LABEL)
                 before = last_cluster.get(key)
                 for name in {before, cluster} - {None}:
-                    if type == "DELETED" or name != cluster:
-                        enqueue(Key(KAFKA_CONNECT, key.namespace, str(name)))
+                    if type == "DELETED" or name != cluster or kind == KAFKA_NODE_POOL:
+                        enqueue(Key(parent, key.namespace, str(name)))
                 if type == "DELETED":
                     last_cluster.pop(key, None)
                 elif cluster:

@@ -17,10 +17,14 @@ API_VERSION = f"{GROUP}/{VERSION}"
 KAFKA_CONNECT = "KafkaConnect"
 KAFKA_CONNECTOR = "KafkaConnector"
 KAFKA_MIRROR_MAKER_2 = "KafkaMirrorMaker2"
+KAFKA = "Kafka"
+KAFKA_NODE_POOL = "KafkaNodePool"
 PLURALS = {
     KAFKA_CONNECT: "kafkaconnects",
     KAFKA_CONNECTOR: "kafkaconnectors",
     KAFKA_MIRROR_MAKER_2: "kafkamirrormaker2s",
+    KAFKA: "kafkas",
+    KAFKA_NODE_POOL: "kafkanodepools",
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -11,12 +12,15 @@ from typing import Any
 from sparklink.operator.clock import Clock, timestamp
 from sparklink.operator.connect_client import ConnectClient
 from sparklink.operator.metrics import OperatorMetrics
+from sparklink.operator.model import bootstrap
 from sparklink.operator.model.autorestart import BackOff
 from sparklink.operator.model.conditions import stamped, without_timestamps
-from sparklink.operator.model.resources import Key, Resource
+from sparklink.operator.model.kafka_config import ConfigModel
+from sparklink.operator.model.resources import KAFKA, Key, Resource
 from sparklink.operator.reconcile.connector import ConnectorReconciler
 from sparklink.operator.reconcile.ports import Store
 from sparklink.operator.runtime import WorkerRuntime
+from sparklink.operator.runtime.kafka import KafkaRuntime
 
 log = logging.getLogger("sparklink.operator")
 
@@ -41,6 +45,14 @@ class ReconcileResult:
             self.requeue_after = delay
 
 
+@functools.lru_cache(maxsize=1)
+def load_config_model() -> ConfigModel:
+    """Kafka's configuration model from the jars (generated once per jar set, then read from the cache)."""
+    from sparklink.platform import kafka_config_model
+
+    return ConfigModel.from_json(kafka_config_model.load())
+
+
 @dataclass
 class Deps:
     store: Store
@@ -49,6 +61,10 @@ class Deps:
     backoff: BackOff
     metrics: OperatorMetrics
     connect: Callable[[str], ConnectClient] = ConnectClient
+    kafka: KafkaRuntime | None = None  # runs Kafka clusters (None: this operator runs none)
+    kafka_model: Callable[[], ConfigModel] = load_config_model
+    # `<cluster>-kafka-bootstrap:<port>` -> the real address of a Kafka this operator runs locally
+    resolve_bootstrap: bool = False
 
     def __post_init__(self) -> None:
         self.connectors = ConnectorReconciler(self.store, self.clock, self.backoff, self.metrics)
@@ -62,6 +78,15 @@ class Deps:
             return False
         self.store.write_status(resource, status)
         return True
+
+
+def local_addresses(deps: Deps, resource: Resource) -> Resource:
+    """With a local runtime, a Connect or MirrorMaker 2 resource whose clusters are named by a Kafka's
+    bootstrap Service (`my-cluster-kafka-bootstrap:9092`) gets that Kafka's real addresses (see
+    `model.bootstrap`); ReconcileFailure when that Kafka has no ready listener there yet."""
+    if not deps.resolve_bootstrap:
+        return resource
+    return bootstrap.resolve_resource(resource, lambda ns, name: deps.store.get(Key(KAFKA, ns, name)))
 
 
 def prune(status: Mapping[str, Any]) -> dict[str, Any]:

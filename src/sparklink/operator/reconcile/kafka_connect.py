@@ -17,7 +17,13 @@ from sparklink.operator.model import annotations as anno
 from sparklink.operator.model import workers
 from sparklink.operator.model.conditions import Condition, ReconcileFailure, not_ready, ready, warning
 from sparklink.operator.model.resources import KAFKA_CONNECTOR, Key, Resource
-from sparklink.operator.reconcile.context import STARTING_RECHECK_SECONDS, Deps, ReconcileResult, prune
+from sparklink.operator.reconcile.context import (
+    STARTING_RECHECK_SECONDS,
+    Deps,
+    ReconcileResult,
+    local_addresses,
+    prune,
+)
 from sparklink.operator.runtime import label_selector
 
 log = logging.getLogger("sparklink.operator")
@@ -36,9 +42,11 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
     connectors = deps.store.list(KAFKA_CONNECTOR, key.namespace, {anno.CLUSTER_LABEL: key.name})
     result.also = [c.key for c in connectors]
     try:
+        resource = local_addresses(deps, resource)
         settings = workers.from_resource(resource)
     except ReconcileFailure as exc:
         result.failed = True
+        result.requeue_after = STARTING_RECHECK_SECONDS if exc.retriable else None
         result.status_written = deps.write_status(resource, _status(resource, [not_ready(exc.reason, exc.message)]))
         return result
     notes = scale_out_warnings(resource, settings.replicas) + ignored_warnings(settings.ignored_options)

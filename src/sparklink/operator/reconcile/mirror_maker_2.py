@@ -29,7 +29,13 @@ from sparklink.operator.model.conditions import (
 from sparklink.operator.model.connectors import from_mirror_maker_2
 from sparklink.operator.model.resources import Key, Resource
 from sparklink.operator.reconcile.connector import ConnectorJob, ConnectorOutcome
-from sparklink.operator.reconcile.context import STARTING_RECHECK_SECONDS, Deps, ReconcileResult, prune
+from sparklink.operator.reconcile.context import (
+    STARTING_RECHECK_SECONDS,
+    Deps,
+    ReconcileResult,
+    local_addresses,
+    prune,
+)
 from sparklink.operator.reconcile.kafka_connect import ignored_warnings, scale_out_warnings
 from sparklink.operator.runtime import label_selector
 
@@ -44,9 +50,11 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
         deps.runtime.remove(key)
         return result
     try:
+        resource = local_addresses(deps, resource)
         settings = workers.from_resource(resource)
     except ReconcileFailure as exc:
         result.failed = True
+        result.requeue_after = STARTING_RECHECK_SECONDS if exc.retriable else None
         result.status_written = deps.write_status(resource, _status(resource, [not_ready(exc.reason, exc.message)]))
         return result
     notes = scale_out_warnings(resource, settings.replicas) + ignored_warnings(settings.ignored_options)

@@ -1,0 +1,188 @@
+"""Kafka: run the KRaft cluster its KafkaNodePools describe, roll it safely when a node's settings change or a
+manual rolling update is asked for, and write the status of the Kafka and of each of its pools.
+
+Order, as in Strimzi's KafkaReconciler: validate (the pure model; an invalid Kafka or pool is NotReady and
+nothing that runs is touched) -> create or adopt the nodes, start the ones that died, add brokers ->
+the per-node changes (dynamic update or restart) -> one roll through the runtime (sparklink's KafkaRoller:
+controllers first, the active controller last, availability and quorum checks, never a broker in log
+recovery) -> remove the manual-rolling-update annotations it acted on -> status.
+Status: Ready, or NotReady with the roller's problem (UnforceableProblem, ...) and message; Warnings;
+observedGeneration, listeners (the served ones, with their real addresses), kafkaNodePools, clusterId,
+kafkaVersion, kafkaMetadataVersion, operatorLastSuccessfulVersion. Each pool: nodeIds, roles, replicas,
+clusterId, labelSelector, observedGeneration and its Warnings.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from sparklink import __version__
+from sparklink.operator.model import kafka as model
+from sparklink.operator.model.conditions import Condition, ReconcileFailure, not_ready, ready, warning
+from sparklink.operator.model.kafka_changes import node_changes, scaling
+from sparklink.operator.model.kafka_config import ConfigModel
+from sparklink.operator.model.resources import (
+    KAFKA_CONNECT,
+    KAFKA_MIRROR_MAKER_2,
+    KAFKA_NODE_POOL,
+    Key,
+    Resource,
+)
+from sparklink.operator.reconcile.context import Deps, ReconcileResult, prune
+from sparklink.operator.runtime.kafka import KafkaState
+
+log = logging.getLogger("sparklink.operator")
+
+CLUSTER_LABEL = "strimzi.io/cluster"
+# How soon to look again at nodes still starting (or recovering), and after a roll that failed.
+STARTING_RECHECK_SECONDS = 5.0
+ROLL_RETRY_SECONDS = 10.0
+
+
+def reconcile(deps: Deps, key: Key) -> ReconcileResult:
+    result = ReconcileResult()
+    runtime = deps.kafka
+    kafka = deps.store.get(key)
+    if kafka is None or kafka.deleting:
+        if runtime is not None:
+            runtime.remove(key)
+        return result
+    pools = deps.store.list(KAFKA_NODE_POOL, key.namespace, {CLUSTER_LABEL: key.name})
+    if runtime is None:
+        return _fail(deps, kafka, result, not_ready("RuntimeException", "this operator runs no Kafka clusters"))
+    try:
+        config_model = deps.kafka_model()
+    except Exception as exc:  # the JVM that reads Kafka's config model failed: say what to do
+        return _fail(deps, kafka, result, not_ready("RuntimeException", str(exc)))
+    running = runtime.running(kafka)
+    try:
+        desired = model.desired_cluster(
+            kafka, pools, config_model, running.pool_ids() if running else None, config_model.version
+        )
+    except ReconcileFailure as exc:
+        log.warning("%s: %s", key, exc.message)
+        return _fail(deps, kafka, result, not_ready(exc.reason, exc.message))
+
+    notes: list[Condition] = list(desired.warnings)
+    if running is None:
+        state = runtime.ensure(kafka, desired, desired.nodes)
+    else:
+        plan = scaling(desired, running.nodes, running.can_add_brokers)
+        notes += plan.warnings
+        state = runtime.ensure(kafka, desired, plan.add)
+    notes += _metadata_version_warning(desired, state, config_model)
+
+    changes = [c for c in node_changes(desired, state.nodes, config_model, state.default_heap) if c.action != "none"]
+    condition: Condition = ready()
+    if changes:
+        log.info("%s: %s", key, "; ".join(c.describe() for c in changes))
+        report = runtime.roll(kafka, desired, changes)
+        if report.ok:
+            _remove_manual_annotations(deps, kafka, desired)
+            state = runtime.running(kafka) or state
+        else:
+            log.warning("%s: the roll failed: %s", key, report.message)
+            condition = not_ready(report.reason or "RuntimeException", report.message or "the roll failed")
+            result.failed = True
+            result.requeue_after = ROLL_RETRY_SECONDS
+    if condition.type == "Ready" and not state.ready:
+        condition = not_ready("Creating", f"Kafka nodes are not ready: {state.detail}")
+        result.failed = True
+        result.requeue_after = STARTING_RECHECK_SECONDS
+
+    for pool in desired.pools:
+        _write_pool_status(deps, pool, desired, state)
+    status = _status(kafka, [condition, *notes], desired, state, config_model)
+    if status.get("listeners") != kafka.status.get("listeners"):
+        result.also = _clients(deps, key)  # they may reach this cluster by its bootstrap name
+    result.status_written = deps.write_status(kafka, status)
+    return result
+
+
+def _fail(deps: Deps, kafka: Resource, result: ReconcileResult, condition: Condition) -> ReconcileResult:
+    """NotReady, keeping what the status said about what runs (listeners, cluster id, ...)."""
+    result.failed = True
+    kept = {k: v for k, v in kafka.status.items() if k not in ("conditions", "observedGeneration")}
+    status = {**kept, "conditions": [condition], "observedGeneration": kafka.generation}
+    result.status_written = deps.write_status(kafka, prune(status))
+    return result
+
+
+def _status(
+    kafka: Resource,
+    conditions: list[Condition],
+    desired: model.DesiredCluster,
+    state: KafkaState,
+    config_model: ConfigModel,
+) -> dict[str, Any]:
+    ok = conditions[0].type == "Ready"
+    return prune(
+        {
+            "conditions": conditions,
+            "observedGeneration": kafka.generation,
+            "listeners": listeners_status(desired.listeners, state.bootstrap) or None,
+            "kafkaNodePools": [{"name": p.name} for p in sorted(desired.pools, key=lambda p: p.name)],
+            "clusterId": state.cluster_id,
+            "kafkaVersion": config_model.version or None,
+            "kafkaMetadataVersion": state.metadata_version or config_model.latest_metadata_version,
+            "operatorLastSuccessfulVersion": (
+                f"sparklink-{__version__}" if ok else kafka.status.get("operatorLastSuccessfulVersion")
+            ),
+        }
+    )
+
+
+def listeners_status(listeners: Sequence[model.Listener], bootstrap: Sequence[tuple[str, int]]) -> list[dict[str, Any]]:
+    """Each served listener with the brokers' real addresses (Strimzi: the bootstrap Service's)."""
+    if not bootstrap:
+        return []
+    addresses = [{"host": host, "port": port} for host, port in bootstrap]
+    servers = ",".join(f"{host}:{port}" for host, port in bootstrap)
+    return [{"name": lst.name, "addresses": addresses, "bootstrapServers": servers} for lst in listeners if lst.served]
+
+
+def _write_pool_status(deps: Deps, pool: model.Pool, desired: model.DesiredCluster, state: KafkaState) -> None:
+    ids = state.pool_ids().get(pool.name, [])
+    status = {
+        "conditions": list(pool.warnings),
+        "observedGeneration": pool.resource.generation,
+        "nodeIds": ids,
+        "clusterId": state.cluster_id,
+        "roles": list(pool.roles),
+        "replicas": len(ids),
+        "labelSelector": pool_selector(desired.name, pool.name),
+    }
+    deps.write_status(pool.resource, prune(status))
+
+
+def pool_selector(cluster: str, pool: str) -> str:
+    return f"strimzi.io/cluster={cluster},strimzi.io/name={cluster}-{pool},strimzi.io/kind=Kafka"
+
+
+def _metadata_version_warning(
+    desired: model.DesiredCluster, state: KafkaState, config_model: ConfigModel
+) -> list[Condition]:
+    running = state.metadata_version or config_model.latest_metadata_version
+    if desired.metadata_version is None or desired.metadata_version == running:
+        return []
+    return [
+        warning(
+            "UnsupportedMetadataVersionChange",
+            f"spec.kafka.metadataVersion is {desired.metadata_version}, but the cluster was created with "
+            f"{running}; sparklink does not change the metadata version of a running cluster yet.",
+        )
+    ]
+
+
+def _remove_manual_annotations(deps: Deps, kafka: Resource, desired: model.DesiredCluster) -> None:
+    for owner, annotation in desired.manual_annotations():
+        target = owner or kafka
+        if deps.store.remove_annotations(target, [annotation]):
+            log.info("%s: removed %s after the rolling update it asked for", target.key, annotation[0])
+
+
+def _clients(deps: Deps, key: Key) -> list[Key]:
+    """Connect and MirrorMaker 2 clusters of the namespace: their bootstrap address may name this Kafka."""
+    return [r.key for kind in (KAFKA_CONNECT, KAFKA_MIRROR_MAKER_2) for r in deps.store.list(kind, key.namespace)]

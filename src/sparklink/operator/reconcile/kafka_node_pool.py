@@ -1,0 +1,42 @@
+"""KafkaNodePool: its Kafka's reconcile runs its nodes and writes its status; this one only speaks up when
+there is no such Kafka. Strimzi leaves such a pool without a word; here it gets a Warning condition that
+names the missing Kafka (or the missing `strimzi.io/cluster` label), and nothing runs for it.
+"""
+
+from __future__ import annotations
+
+from sparklink.operator.model.conditions import warning
+from sparklink.operator.model.kafka import pool_cluster
+from sparklink.operator.model.resources import KAFKA, Key
+from sparklink.operator.reconcile.context import Deps, ReconcileResult, prune
+
+REASON = "NoSuchResourceException"
+
+
+def reconcile(deps: Deps, key: Key) -> ReconcileResult:
+    result = ReconcileResult()
+    pool = deps.store.get(key)
+    if pool is None or pool.deleting:
+        return result
+    cluster = pool_cluster(pool)
+    if cluster is None:
+        message = (
+            f"KafkaNodePool {key.namespace}/{key.name} lacks the label 'strimzi.io/cluster': it belongs to no "
+            "Kafka cluster, so no node of it runs. Label it with the name of its Kafka."
+        )
+    elif deps.store.get(Key(KAFKA, key.namespace, cluster)) is None:
+        message = (
+            f"Kafka cluster '{cluster}' named by label 'strimzi.io/cluster' of KafkaNodePool "
+            f"{key.namespace}/{key.name} does not exist in namespace {key.namespace}, so no node of this pool runs."
+        )
+    else:
+        return result  # the Kafka's reconcile owns this pool's status
+    result.failed = True
+    status = {
+        "conditions": [warning(REASON, message)],
+        "observedGeneration": pool.generation,
+        "nodeIds": pool.status.get("nodeIds"),
+        "clusterId": pool.status.get("clusterId"),
+    }
+    result.status_written = deps.write_status(pool, prune(status))
+    return result

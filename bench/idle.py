@@ -24,10 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import json
 import os
-import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -40,23 +37,19 @@ import httpx
 from confluent_kafka import Consumer, TopicPartition
 from rich.table import Table
 
+from bench.harness import System, console, run_systems, tree_processes
 from bench.rest_and_restart import (
     FILE_SOURCE,
-    System,
-    console,
     create_connector,
     create_topics,
     machine_facts,
-    running,
     start_apache,
     start_sparklink,
     versions,
 )
 from bench.restart_probe import wait_running
 from sparklink.kafka_clients import client_config
-from sparklink.platform.kafka import KafkaCluster
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 SYSTEMS = ("sparklink", "apache")
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 SOURCE_LINES = 10
@@ -78,31 +71,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 # ---------------------------------------------------------------------------------------- sampling
-def tree_processes(root: int) -> dict[int, tuple[str, float]]:
-    """pid -> (command name, user+system CPU seconds) of `root` and its live descendants.
-
-    By parentage, not session: sparklink starts its Spark JVM in a session of its own.
-    """
-    tick = os.sysconf("SC_CLK_TCK")
-    procs: dict[int, tuple[int, str, float]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        name = text[text.index("(") + 1 : text.rindex(")")]
-        fields = text.rsplit(")", 1)[1].split()
-        procs[int(stat.parent.name)] = (int(fields[1]), name, (int(fields[11]) + int(fields[12])) / tick)
-    members, grew = {root}, True
-    while grew:
-        grew = False
-        for pid, (parent, _, _) in procs.items():
-            if parent in members and pid not in members:
-                members.add(pid)
-                grew = True
-    return {pid: (procs[pid][1], procs[pid][2]) for pid in members if pid in procs}
-
-
 def sample_cores(root: int, seconds: float) -> dict[str, Any]:
     """Cores used by a worker's process tree over `seconds`, in all and per command name (java, python)."""
     before, began, load_before = tree_processes(root), time.perf_counter(), os.getloadavg()
@@ -210,8 +178,6 @@ def print_table(results: dict[str, Any], args: argparse.Namespace) -> None:
 # ---------------------------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    signal.signal(signal.SIGINT, _raise_interrupt)
-    signal.signal(signal.SIGTERM, _raise_interrupt)
     started = datetime.now()
     work = Path(tempfile.mkdtemp(prefix="sparklink-bench-idle-"))
     report: dict[str, Any] = {
@@ -223,50 +189,26 @@ def main(argv: list[str] | None = None) -> int:
         "versions": versions(),
         "goal_cores": goal_cores(args.connectors),
     }
-    results: dict[str, Any] = {}
-    kafka = KafkaCluster.create(work / "kafka", brokers=1)
-    keep_logs = False
-    try:
-        console.print("starting a local Kafka broker ...")
-        kafka.start()
-        bootstrap = kafka.bootstrap_servers
-        for name in args.systems:
-            console.print(f"starting {name} ...")
-            starter: Callable[[], System]
-            if name == "sparklink":
-                starter = functools.partial(start_sparklink, work / "sparklink", bootstrap, args.start_timeout)
-            else:
-                starter = functools.partial(start_apache, work / "apache", bootstrap, args.heap, (), args.start_timeout)
-            with running(starter) as system:
-                results[name] = bench_system(system, args, bootstrap, work)
-        report["machine"]["loadavg_end"] = os.getloadavg()
-        report["systems"] = results
+
+    def starter(name: str, bootstrap: str) -> Callable[[], System]:
+        if name == "sparklink":
+            return functools.partial(start_sparklink, work / "sparklink", bootstrap, args.start_timeout)
+        return functools.partial(start_apache, work / "apache", bootstrap, args.heap, (), args.start_timeout)
+
+    def summarize(report: dict[str, Any], results: dict[str, Any]) -> None:
         if {"sparklink", "apache"} <= results.keys() and results["apache"]["idle"]["cores"] > 0:
             report["ratio"] = round(results["sparklink"]["idle"]["cores"] / results["apache"]["idle"]["cores"], 2)
         print_table(results, args)
-        RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-        path = RESULTS_DIR / f"idle-{started:%Y%m%d-%H%M%S}.json"
-        path.write_text(json.dumps(report, indent=2, default=str))
-        console.print(f"results: {path}")
-        return 0
-    except KeyboardInterrupt:
-        console.print("[yellow]interrupted; stopping everything[/yellow]")
-        return 130
-    except Exception:
-        keep_logs = True
-        raise
-    finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        kafka.destroy()
-        if keep_logs:
-            console.print(f"[red]failed; the workers' logs are kept in {work}[/red]")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
 
-
-def _raise_interrupt(_sig: int, _frame: object) -> None:
-    raise KeyboardInterrupt
+    return run_systems(
+        "idle",
+        report,
+        work,
+        args.systems,
+        starter,
+        lambda system, bootstrap: bench_system(system, args, bootstrap, work),
+        summarize,
+    )
 
 
 if __name__ == "__main__":

@@ -31,17 +31,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import json
 import os
 import platform
-import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import datetime
 from importlib import metadata
 from pathlib import Path
@@ -49,35 +45,19 @@ from typing import Any
 
 import httpx
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
-from rich.console import Console
 from rich.table import Table
 from tests.support.connect_peer import ConnectPeer
 
 from bench import connect_datagen
+from bench.harness import RESULTS_DIR, System, console, run_systems, tree_cpu_s
 from bench.rest_load import Request, percentile, run_load
 from bench.restart_probe import measure_restarts, wait_running
 from sparklink import __version__ as sparklink_version
 from sparklink.kafka_clients import client_config
 from sparklink.platform import artifacts, ports, process
-from sparklink.platform.kafka import KafkaCluster
 
-console = Console(width=None if sys.stdout.isatty() else 120)
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 SYSTEMS = ("sparklink", "apache")
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
-
-
-@dataclass
-class System:
-    """A worker under test: where it answers, its status topic and how to stop it."""
-
-    name: str
-    url: str
-    status_topic: str
-    info: dict[str, Any]
-    startup_s: float
-    pid: int  # leader of the process session (the sparklink worker's Spark JVM is in it too)
-    stop: Callable[[], None]
 
 
 # ---------------------------------------------------------------------------------------- options
@@ -182,20 +162,6 @@ def _wait_healthy(url: str, pid: int, log: Path, timeout: float) -> None:
         time.sleep(0.5)
 
 
-@contextlib.contextmanager
-def running(start: Callable[[], System]) -> Iterator[System]:
-    system = start()
-    try:
-        yield system
-    finally:
-        console.print(f"[dim]stopping {system.name}[/dim]")
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not skip the stop
-        try:
-            system.stop()
-        finally:
-            signal.signal(signal.SIGINT, previous)
-
-
 # ---------------------------------------------------------------------------------------- workloads
 def connector_config(system: str, workload: str, topic: str, tasks: int, rate: int, file: Path) -> dict[str, str]:
     """The same connector for both systems: datagen and its Java twin, or FileStreamSource."""
@@ -254,15 +220,15 @@ def bench_system(system: System, args: argparse.Namespace, bootstrap: str, work:
             + f" after {args.warmup:.0f} s warm-up"
         )
         # Background CPU of the worker with these connectors running and no REST traffic.
-        idle_cpu, idle_began = session_cpu_s(system.pid), time.perf_counter()
+        idle_cpu, idle_began = tree_cpu_s(system.pid), time.perf_counter()
         time.sleep(args.idle_sample)
-        idle_util = (session_cpu_s(system.pid) - idle_cpu) / (time.perf_counter() - idle_began)
+        idle_util = (tree_cpu_s(system.pid) - idle_cpu) / (time.perf_counter() - idle_began)
         if args.warmup > 0:
             run_load(system.url, requests, args.clients, args.warmup, None, warmup_s=0)
         out["loadavg_before_rest"] = os.getloadavg()
-        client_cpu, server_cpu = time.process_time(), session_cpu_s(system.pid)
+        client_cpu, server_cpu = time.process_time(), tree_cpu_s(system.pid)
         load = run_load(system.url, requests, args.clients, args.duration, args.requests, warmup_s=0)
-        client_cpu, server_cpu = time.process_time() - client_cpu, session_cpu_s(system.pid) - server_cpu
+        client_cpu, server_cpu = time.process_time() - client_cpu, tree_cpu_s(system.pid) - server_cpu
         out["rest"] = load.summary()
         out["rest"].update(
             client_cpu_s=round(client_cpu, 2),
@@ -322,20 +288,6 @@ def seconds_stats(values: list[float | None]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------- facts
-def session_cpu_s(session: int) -> float:
-    """User + system CPU seconds of the live processes in a session (a worker and its children)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[3]) == session:
-            total += int(fields[11]) + int(fields[12])
-    return total / tick
-
-
 def machine_facts() -> dict[str, Any]:
     meminfo = Path("/proc/meminfo").read_text().splitlines() if Path("/proc/meminfo").exists() else []
     mem_kb = next((int(line.split()[1]) for line in meminfo if line.startswith("MemTotal:")), 0)
@@ -440,9 +392,6 @@ def print_tables(results: dict[str, Any], args: argparse.Namespace) -> None:
 # ---------------------------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    # Explicit for SIGINT too: a shell starting us in the background sets it to "ignore".
-    signal.signal(signal.SIGINT, _raise_interrupt)
-    signal.signal(signal.SIGTERM, _raise_interrupt)
     started = datetime.now()
     work = Path(tempfile.mkdtemp(prefix="sparklink-bench-"))
     report: dict[str, Any] = {
@@ -464,56 +413,24 @@ def main(argv: list[str] | None = None) -> int:
             " for the connector and every task (see bench/restart_probe.py)",
         },
     }
-    results: dict[str, Any] = {}
-    kafka = KafkaCluster.create(work / "kafka", brokers=1)
-    keep_logs = False
-    try:
-        console.print("starting a local Kafka broker ...")
-        kafka.start()
-        bootstrap = kafka.bootstrap_servers
-        plugin_jars: tuple[Path, ...] = ()
-        if "apache" in args.systems:  # the REST phase runs the datagen twin whatever the workload
-            plugin_jars = (connect_datagen.build_jar(work / "datagen-jar"),)
-        for name in args.systems:
-            console.print(f"starting {name} ...")
-            starter: Callable[[], System]
-            if name == "sparklink":
-                starter = functools.partial(start_sparklink, work / "sparklink", bootstrap, args.start_timeout)
-            else:
-                starter = functools.partial(
-                    start_apache, work / "apache", bootstrap, args.heap, plugin_jars, args.start_timeout
-                )
-            with running(starter) as system:
-                console.print(f"{name} healthy at {system.url} after {system.startup_s:.1f} s: {system.info}")
-                results[name] = bench_system(system, args, bootstrap, work)
+    # The REST phase runs the datagen twin whatever the workload.
+    plugin_jars = functools.cache(lambda: (connect_datagen.build_jar(work / "datagen-jar"),))
+
+    def starter(name: str, bootstrap: str) -> Callable[[], System]:
+        if name == "sparklink":
+            return functools.partial(start_sparklink, work / "sparklink", bootstrap, args.start_timeout)
+        return functools.partial(start_apache, work / "apache", bootstrap, args.heap, plugin_jars(), args.start_timeout)
+
+    def measure(system: System, bootstrap: str) -> dict[str, Any]:
+        console.print(f"{system.name} healthy at {system.url} after {system.startup_s:.1f} s: {system.info}")
+        return bench_system(system, args, bootstrap, work)
+
+    def summarize(report: dict[str, Any], results: dict[str, Any]) -> None:
         if "apache" in results:
             report["versions"]["apache_connect"] = results["apache"]["info"].get("version")
-        report["machine"]["loadavg_end"] = os.getloadavg()
-        report["systems"] = results
         print_tables(results, args)
-        RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-        path = RESULTS_DIR / f"rest_and_restart-{started:%Y%m%d-%H%M%S}.json"
-        path.write_text(json.dumps(report, indent=2, default=str))
-        console.print(f"results: {path}")
-        return 0
-    except KeyboardInterrupt:
-        console.print("[yellow]interrupted; stopping everything[/yellow]")
-        return 130
-    except Exception:
-        keep_logs = True
-        raise
-    finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        kafka.destroy()
-        if keep_logs:
-            console.print(f"[red]failed; the workers' logs are kept in {work}[/red]")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
 
-
-def _raise_interrupt(_sig: int, _frame: object) -> None:
-    raise KeyboardInterrupt
+    return run_systems("rest_and_restart", report, work, args.systems, starter, measure, summarize)
 
 
 if __name__ == "__main__":

@@ -30,10 +30,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
-import os
-import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -47,21 +43,17 @@ from confluent_kafka import Consumer
 from rich.table import Table
 
 from bench import connect_datagen
+from bench.harness import System, console, run_systems, tree_cpu_s
 from bench.rest_and_restart import (
-    RESULTS_DIR,
-    System,
-    console,
     create_connector,
     create_topics,
     machine_facts,
-    running,
     start_apache,
     start_sparklink,
     versions,
 )
 from sparklink import kafka_clients
 from sparklink.kafka_clients import client_config
-from sparklink.platform.kafka import KafkaCluster
 
 SYSTEMS = ("sparklink", "apache")
 CHAINS = ("chain", "none")
@@ -180,8 +172,6 @@ def print_table(results: dict[str, Any], args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    signal.signal(signal.SIGINT, _raise_interrupt)
-    signal.signal(signal.SIGTERM, _raise_interrupt)
     started = datetime.now()
     work = Path(tempfile.mkdtemp(prefix="sparklink-bench-transforms-"))
     report: dict[str, Any] = {
@@ -199,79 +189,27 @@ def main(argv: list[str] | None = None) -> int:
             "of the system's process tree (worker + its Spark JVM, or the Connect JVM) per 1k records",
         },
     }
-    results: dict[str, Any] = {}
-    kafka = KafkaCluster.create(work / "kafka", brokers=1)
-    keep_logs = False
-    try:
-        console.print("starting a local Kafka broker ...")
-        kafka.start()
-        bootstrap = kafka.bootstrap_servers
-        plugin_jars: tuple[Path, ...] = ()
-        if "apache" in args.systems:
-            plugin_jars = (connect_datagen.build_jar(work / "datagen-jar"),)
-        for name in args.systems:
-            console.print(f"starting {name} ...")
-            starter: Callable[[], System]
-            if name == "sparklink":
-                starter = functools.partial(start_sparklink, work / "sparklink", bootstrap, args.start_timeout)
-            else:
-                starter = functools.partial(
-                    start_apache, work / "apache", bootstrap, args.heap, plugin_jars, args.start_timeout
-                )
-            with running(starter) as system:
-                results[name] = bench_system(system, args, bootstrap)
+    plugin_jars = functools.cache(lambda: (connect_datagen.build_jar(work / "datagen-jar"),))
+
+    def starter(name: str, bootstrap: str) -> Callable[[], System]:
+        if name == "sparklink":
+            return functools.partial(start_sparklink, work / "sparklink", bootstrap, args.start_timeout)
+        return functools.partial(start_apache, work / "apache", bootstrap, args.heap, plugin_jars(), args.start_timeout)
+
+    def summarize(report: dict[str, Any], results: dict[str, Any]) -> None:
         if "apache" in results:
             report["versions"]["apache_connect"] = results["apache"]["info"].get("version")
-        report["machine"]["loadavg_end"] = os.getloadavg()
-        report["systems"] = results
         print_table(results, args)
-        RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-        path = RESULTS_DIR / f"transforms-{started:%Y%m%d-%H%M%S}.json"
-        path.write_text(json.dumps(report, indent=2, default=str))
-        console.print(f"results: {path}")
-        return 0
-    except KeyboardInterrupt:
-        console.print("[yellow]interrupted; stopping everything[/yellow]")
-        return 130
-    except Exception:
-        keep_logs = True
-        raise
-    finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        kafka.destroy()
-        if keep_logs:
-            console.print(f"[red]failed; the workers' logs are kept in {work}[/red]")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
 
-
-def tree_cpu_s(root: int) -> float:
-    """User + system CPU seconds of `root` and its live descendants. Not the session: sparklink's
-    worker starts its Spark JVM in a session of its own (so a terminal's Ctrl-C reaches the worker
-    only), and that JVM does the work measured here."""
-    tick = os.sysconf("SC_CLK_TCK")
-    parents: dict[int, int] = {}
-    cpu: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        pid = int(stat.parent.name)
-        parents[pid] = int(fields[1])
-        cpu[pid] = int(fields[11]) + int(fields[12])
-    tree, frontier = {root}, [root]
-    while frontier:
-        parent = frontier.pop()
-        children = [pid for pid, ppid in parents.items() if ppid == parent and pid not in tree]
-        tree.update(children)
-        frontier.extend(children)
-    return sum(cpu.get(pid, 0) for pid in tree) / tick
-
-
-def _raise_interrupt(_sig: int, _frame: object) -> None:
-    raise KeyboardInterrupt
+    return run_systems(
+        "transforms",
+        report,
+        work,
+        args.systems,
+        starter,
+        lambda system, bootstrap: bench_system(system, args, bootstrap),
+        summarize,
+    )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,137 @@
+"""What every sparklink-vs-Apache benchmark shares: the worker under test, one local broker for all
+systems measured in turn, the JSON report, CPU accounting by process tree, and a clean stop.
+
+Used by bench.rest_and_restart, bench.transforms and bench.idle. Each names its systems, how to start
+one and what to measure on it; `run_systems` does the rest and keeps the workers' logs if it fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from sparklink.platform.kafka import KafkaCluster
+
+console = Console(width=None if sys.stdout.isatty() else 120)
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+@dataclass
+class System:
+    """A worker under test: where it answers, its status topic and how to stop it."""
+
+    name: str
+    url: str
+    status_topic: str
+    info: dict[str, Any]
+    startup_s: float
+    pid: int  # the worker process (sparklink's Spark JVM is its child, in a session of its own)
+    stop: Callable[[], None]
+
+
+@contextlib.contextmanager
+def running(start: Callable[[], System]) -> Iterator[System]:
+    system = start()
+    try:
+        yield system
+    finally:
+        console.print(f"[dim]stopping {system.name}[/dim]")
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not skip the stop
+        try:
+            system.stop()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+
+def tree_processes(root: int) -> dict[int, tuple[str, float]]:
+    """pid -> (command name, user+system CPU seconds) of `root` and its live descendants.
+
+    By parentage, not session: sparklink starts its Spark JVM in a session of its own (so a terminal's
+    Ctrl-C reaches the worker only), and that JVM does most of the work measured."""
+    tick = os.sysconf("SC_CLK_TCK")
+    procs: dict[int, tuple[int, str, float]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        fields = text.rsplit(")", 1)[1].split()
+        procs[int(stat.parent.name)] = (int(fields[1]), name, (int(fields[11]) + int(fields[12])) / tick)
+    members, grew = {root}, True
+    while grew:
+        grew = False
+        for pid, (parent, _, _) in procs.items():
+            if parent in members and pid not in members:
+                members.add(pid)
+                grew = True
+    return {pid: (procs[pid][1], procs[pid][2]) for pid in members if pid in procs}
+
+
+def tree_cpu_s(root: int) -> float:
+    """User + system CPU seconds of `root` and its live descendants."""
+    return sum(cpu for _, cpu in tree_processes(root).values())
+
+
+def run_systems(
+    kind: str,
+    report: dict[str, Any],
+    work: Path,
+    systems: list[str],
+    starter: Callable[[str, str], Callable[[], System]],
+    measure: Callable[[System, str], dict[str, Any]],
+    summarize: Callable[[dict[str, Any], dict[str, Any]], None],
+) -> int:
+    """Start one broker, then for each system: start it (`starter(name, bootstrap)`), measure it
+    (`measure(system, bootstrap)`) and stop it. `summarize(report, results)` prints and adds the
+    comparison; the report goes to bench/results/<kind>-<time>.json. Returns the exit code."""
+    signal.signal(signal.SIGINT, _raise_interrupt)  # explicit: a shell starting us in the background ignores it
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    started = datetime.now()
+    results: dict[str, Any] = {}
+    kafka = KafkaCluster.create(work / "kafka", brokers=1)
+    keep_logs = False
+    try:
+        console.print("starting a local Kafka broker ...")
+        kafka.start()
+        for name in systems:
+            console.print(f"starting {name} ...")
+            with running(starter(name, kafka.bootstrap_servers)) as system:
+                results[name] = measure(system, kafka.bootstrap_servers)
+        report["machine"]["loadavg_end"] = os.getloadavg()
+        report["systems"] = results
+        summarize(report, results)
+        RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+        path = RESULTS_DIR / f"{kind}-{started:%Y%m%d-%H%M%S}.json"
+        path.write_text(json.dumps(report, indent=2, default=str))
+        console.print(f"results: {path}")
+        return 0
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted; stopping everything[/yellow]")
+        return 130
+    except Exception:
+        keep_logs = True
+        raise
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        kafka.destroy()
+        if keep_logs:
+            console.print(f"[red]failed; the workers' logs are kept in {work}[/red]")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _raise_interrupt(_sig: int, _frame: object) -> None:
+    raise KeyboardInterrupt

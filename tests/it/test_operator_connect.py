@@ -392,7 +392,11 @@ def test_offsets_list_alter_reset_for_a_source_and_a_sink_with_every_bad_input_h
     before = len(read_topic(kafka.bootstrap_servers, topic, 1))
     kubeobj.spec("KafkaConnector", name, state="running")
     records = read_topic(kafka.bootstrap_servers, topic, before + 2, timeout=120)
-    resumed = [json.loads(m.value())["seq"] for m in records[before:]]
+    # The KafkaConnect keeps Strimzi's default converters (JsonConverter, schemas.enable=true), so each
+    # value is Connect's {"schema": ..., "payload": ...} envelope, as Apache Connect would write it.
+    envelopes = [json.loads(m.value()) for m in records[before:]]
+    assert all(set(e) == {"schema", "payload"} for e in envelopes), envelopes[:1]
+    resumed = [e["payload"]["seq"] for e in envelopes]
     assert resumed[0] == 1000 and resumed == sorted(resumed), resumed[:5]
 
     # reset (while STOPPED), and list shows nothing stored.

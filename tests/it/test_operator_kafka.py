@@ -47,7 +47,7 @@ STEADY = ["--kafka-heap", "256m", "--full-reconcile-interval", "20"]
 IMPATIENT = [*STEADY, "--kafka-operation-timeout", "1", "--kafka-roll-backoff", "0.005"]
 # Segments written since the last recovery checkpoint, which a broker killed uncleanly must recover.
 RECOVERY_PARTITIONS = 600
-RECOVERY_ROUNDS = 8
+RECOVERY_ROUNDS = 16
 
 
 @pytest.fixture(scope="module")

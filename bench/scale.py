@@ -14,12 +14,15 @@ Per system the group grows, then shrinks by crashes (one group per system, so a 
 paid once):
 
 1. for each size N in `--workers`, ascending: start workers until there are N, wait until every task
-   is RUNNING and the tasks span all N workers (`spread_s`, from the new worker's healthy answer), let
-   it settle, then measure for `--duration` s: records/s appearing on the topic (sum of the partitions'
-   high watermarks, nothing consumed) and CPU seconds of every worker's process tree (the Spark JVMs
-   included);
+   is RUNNING and the tasks span all N workers (`spread_s`, from the new worker's healthy answer) and
+   every task has written a record (`all_writing_s`), let it settle, then measure for `--duration` s:
+   records/s appearing on the topic (sum of the partitions' high watermarks, nothing consumed) and CPU
+   seconds of every worker's process tree (the Spark JVMs included). Both generators catch up on their
+   schedule after a stall, so a window can show more than `--rate` after a rebalance, and less when
+   the machine cannot keep up;
 2. for each size N >= 2, descending: kill -9 a worker that owns tasks (the first crash a non-leader,
-   the second the leader, found with Connect's `forward=false` probe), then time from the kill to
+   the second the leader, found with Connect's `forward=false` probe; sparklink's Spark JVM dies with
+   its worker, as on a machine or pod failure), then time from the kill to
    `running_s`: GET /connectors/<c>/status on a survivor shows every task RUNNING, none on the dead
    worker; `flowing_s`: the first record (Kafka CreateTime) of each of the dead worker's tasks written
    after the kill, i.e. its records flow again (the slowest task counts).
@@ -37,6 +40,7 @@ import argparse
 import contextlib
 import functools
 import os
+import signal
 import sys
 import tempfile
 import threading
@@ -56,7 +60,7 @@ from tests.support.connect_peer import ConnectPeer
 from tests.worker_process import WorkerProcess
 
 from bench import connect_datagen
-from bench.harness import System, console, run_systems, tree_cpu_s
+from bench.harness import System, console, run_systems, tree_cpu_s, tree_processes
 from bench.rest_and_restart import machine_facts, versions
 from sparklink.kafka_clients import client_config
 from sparklink.platform import process
@@ -162,12 +166,26 @@ class SparklinkGroup:
         worker = WorkerProcess(props, self.work / f"worker-{len(self._workers)}", log_level="INFO")
         self._workers.append(worker)  # stopped by stop_all even if its start fails half-way
         worker.start(timeout=self.args.start_timeout)
-        member = Member(worker.url.removeprefix("http://"), worker.url, worker.pid, worker.kill, worker.stop)
+        member = Member(worker.url.removeprefix("http://"), worker.url, worker.pid, kill_with_jvm(worker), worker.stop)
         self.members.append(member)
         return member
 
     def stop_all(self) -> None:
         _in_parallel([w.stop for w in self._workers])
+
+
+def kill_with_jvm(worker: WorkerProcess) -> Callable[[], None]:
+    """kill -9 of the worker and its Spark JVM together, as when its machine or pod dies. (Killing the
+    Python process alone leaves the JVM running its queries until it sees the gateway pipe close, so
+    the dead worker's tasks would still write for a moment.)"""
+
+    def kill() -> None:
+        for pid in tree_processes(worker.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        worker.kill()
+
+    return kill
 
 
 @dataclass
@@ -299,6 +317,35 @@ def task_of(key: bytes | None) -> int | None:
     return int(head) if head.isdigit() else None
 
 
+def tail_consumer(bootstrap: str, topic: str) -> Consumer:
+    """A consumer of the data topic from its current end, without a group."""
+    consumer = Consumer(
+        client_config(bootstrap, **{"group.id": f"scale-tail-{uuid.uuid4().hex[:6]}", "enable.auto.commit": False})
+    )
+    ends = [consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(PARTITIONS)]
+    consumer.assign([TopicPartition(topic, p, end) for p, end in enumerate(ends)])
+    return consumer
+
+
+def wait_all_tasks_write(bootstrap: str, topic: str, tasks: int, timeout: float) -> float:
+    """Seconds until every task has written a record from now on. A task reports RUNNING before its
+    first batch is written (sparklink: before its Spark query has started), so a throughput window
+    opened at RUNNING would measure start-up, not steady state."""
+    began, seen = time.monotonic(), set[int]()
+    consumer = tail_consumer(bootstrap, topic)
+    try:
+        while len(seen) < tasks:
+            if time.monotonic() - began > timeout:
+                raise TimeoutError(f"tasks {sorted(set(range(tasks)) - seen)} wrote nothing in {timeout:.0f}s")
+            for message in consumer.consume(num_messages=5000, timeout=0.2):
+                task = None if message.error() else task_of(message.key())
+                if task is not None:
+                    seen.add(task)
+    finally:
+        consumer.close()
+    return time.monotonic() - began
+
+
 # ---------------------------------------------------------------------------------------- phases
 def cpu_of(group: Group) -> float:
     return sum(tree_cpu_s(m.pid) for m in group.members)
@@ -328,11 +375,7 @@ def failover(
     survivors = [m for m in group.members if m is not victim]
     before = placement(get_status(survivors[0].url), args.tasks) or {}
     dead_tasks = sorted(t for t, w in before.items() if w == victim.worker_id)
-    tail = Consumer(
-        client_config(bootstrap, **{"group.id": f"scale-tail-{uuid.uuid4().hex[:6]}", "enable.auto.commit": False})
-    )
-    ends = [tail.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(PARTITIONS)]
-    tail.assign([TopicPartition(topic, p, end) for p, end in enumerate(ends)])
+    tail = tail_consumer(bootstrap, topic)
     load_before = os.getloadavg()
     console.print(f"[bold]{group.name}[/bold]: kill -9 of {role} {victim.worker_id} (tasks {dead_tasks})")
     killed = time.time()
@@ -373,6 +416,11 @@ def failover(
     }
 
 
+def spans(group: Group, n: int, tasks: int, where: dict[int, str]) -> bool:
+    """The tasks run on n workers of the group (or on as many as there are tasks)."""
+    return len(set(where.values()) & {m.worker_id for m in group.members}) == min(n, tasks)
+
+
 def bench_group(group: Group, bootstrap: str, args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"sizes": {}, "failovers": []}
     topic = f"scale-{group.name}-{uuid.uuid4().hex[:6]}"
@@ -394,18 +442,24 @@ def bench_group(group: Group, bootstrap: str, args: argparse.Namespace) -> dict[
                 response = httpx.post(f"{url}/connectors", json={"name": CONNECTOR, "config": config}, timeout=120)
                 if response.status_code != 201:
                     raise RuntimeError(f"creating {CONNECTOR} answered {response.status_code}: {response.text}")
-            ids = {m.worker_id for m in group.members}
-            wanted = min(n, args.tasks)
             wait_placement(
                 url,
                 args.tasks,
-                lambda w, ids=ids, wanted=wanted: len(set(w.values()) & ids) == wanted,
+                functools.partial(spans, group, n, args.tasks),
                 args.move_timeout,
-                f"tasks on {n}",
+                f"tasks spread over {n} workers",
             )
             spread_s = time.monotonic() - joined
-            console.print(f"[bold]{group.name}[/bold]: {n} worker(s), tasks spread after {spread_s:.1f} s; measuring")
-            out["sizes"][str(n)] = {"spread_s": round(spread_s, 2), **throughput(group, ends, args)}
+            writing_s = spread_s + wait_all_tasks_write(bootstrap, topic, args.tasks, args.move_timeout)
+            console.print(
+                f"[bold]{group.name}[/bold]: {n} worker(s), tasks spread after {spread_s:.1f} s,"
+                f" all writing after {writing_s:.1f} s; measuring"
+            )
+            out["sizes"][str(n)] = {
+                "spread_s": round(spread_s, 2),
+                "all_writing_s": round(writing_s, 2),
+                **throughput(group, ends, args),
+            }
         roles = iter(("non-leader", "leader"))
         for _ in [n for n in reversed(args.workers) if n >= 2][:2]:
             role = next(roles)
@@ -432,13 +486,14 @@ def ratio(a: float | None, b: float | None) -> str:
 
 def print_tables(results: dict[str, Any], args: argparse.Namespace) -> None:
     tp = Table(title=f"Throughput, datagen {args.tasks} tasks at {args.rate} records/s, {args.duration:.0f} s window")
-    for col in ("system", "workers", "records/s", "worker cores", "CPU ms / 1k records", "tasks spread (s)"):
+    cols = ("system", "workers", "records/s", "worker cores", "CPU ms / 1k records", "spread (s)", "all writing (s)")
+    for col in cols:
         tp.add_column(col, justify="left" if col == "system" else "right")
     for name, res in results.items():
         for n, s in res["sizes"].items():
             tp.add_row(
                 name, n, f"{s['records_per_s']:.0f}", f"{s['cores']:.2f}", str(s["cpu_ms_per_1k_records"]),
-                f"{s['spread_s']:.1f}",
+                f"{s['spread_s']:.1f}", f"{s['all_writing_s']:.1f}",
             )  # fmt: skip
     console.print(tp)
     fo = Table(

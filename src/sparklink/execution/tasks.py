@@ -216,6 +216,8 @@ class TaskQueries:
 
         def commit(batch: DataFrame, batch_id: int) -> None:
             remember_callback_connection(run)
+            if run.stopping:
+                return  # see _start_query
             with remember_error(run):
                 self._source_batch(run, task, batch, batch_id, known_topics, producer)
 
@@ -281,6 +283,8 @@ class TaskQueries:
 
         def commit(batch: DataFrame, batch_id: int) -> None:
             remember_callback_connection(run)
+            if run.stopping:
+                return  # see _start_query
             with remember_error(run):
                 self._sink_batch(run, task, batch, batch_id, group)
 
@@ -324,6 +328,12 @@ class TaskQueries:
     def _start_query(
         self, run: RunningTask, stream: DataFrame, commit: Callable[[DataFrame, int], None]
     ) -> StreamingQuery:
+        """Start the task's query; `commit` runs once per micro-batch.
+
+        A batch that reaches Python after the task was asked to stop returns at once, writing and
+        recording nothing: Spark's stop waits for the batch in hand (its stream thread is blocked in
+        the Python call), and a batch the stream thread had just begun would otherwise hold a restart
+        for a whole batch. Its offsets are not recorded, so the task's next run reads it again."""
         return (
             stream.writeStream.queryName(query_name(run.connector, run.task_id))
             .foreachBatch(commit)

@@ -33,6 +33,7 @@ import contextlib
 import functools
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -79,6 +80,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--rate", type=int, default=100, help="records/s of the restarted datagen connector")
     p.add_argument("--heap", default="512m", help="Apache Connect -Xmx")
     p.add_argument("--start-timeout", type=float, default=240.0, help="seconds for a worker to get healthy")
+    p.add_argument("--log-dir", default=None, help="copy sparklink's worker log here after its run")
     args = p.parse_args(argv)
     args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     unknown = set(args.systems) - set(SYSTEMS)
@@ -273,6 +275,8 @@ def bench_system(system: System, args: argparse.Namespace, bootstrap: str, work:
             "samples": [s.as_dict() for s in samples],
         }
         client.delete(f"/connectors/{name}")
+    if args.log_dir and system.name == "sparklink":
+        shutil.copy(work / "sparklink" / "worker.log", Path(args.log_dir) / f"worker-{int(time.time())}.log")
     return out
 
 

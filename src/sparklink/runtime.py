@@ -79,7 +79,18 @@ class RestServer:
     def __init__(self, host: str, port: int) -> None:
         self.host, self.port = host, port
         self.app: FastAPI = rest_app.create_app()
-        config = uvicorn.Config(self.app, host=host, port=port, log_level="warning", access_log=False, lifespan="off")
+        # uvloop and httptools (C) instead of asyncio's loop and h11 (pure Python): the REST server
+        # shares the GIL with Spark's callbacks, so its own cost per request is what it can save.
+        config = uvicorn.Config(
+            self.app,
+            host=host,
+            port=port,
+            loop="uvloop",
+            http="httptools",
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, name="rest", daemon=True)
 

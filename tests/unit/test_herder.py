@@ -80,8 +80,27 @@ class TwinWorker:
             raise RuntimeError(f"task {name}-{task_id} cannot build its pipeline")
         self.tasks.add((name, task_id))
 
+    def start_tasks(
+        self,
+        name: str,
+        configs: Mapping[int, dict[str, str]],
+        events: TaskListener,
+        connector_config: Mapping[str, str] | None = None,
+    ) -> dict[int, Exception]:
+        failures: dict[int, Exception] = {}
+        for task_id, config in configs.items():
+            try:
+                self.start_task(name, task_id, config, events, connector_config)
+            except RuntimeError as exc:
+                failures[task_id] = exc
+        return failures
+
     def stop_task(self, name: str, task_id: int) -> None:
         self.tasks.discard((name, task_id))
+
+    def stop_tasks(self, name: str, task_ids: Sequence[int]) -> None:
+        for task_id in task_ids:
+            self.stop_task(name, task_id)
 
     def running(self, name: str, task_id: int) -> bool:
         return (name, task_id) in self.tasks

@@ -40,6 +40,9 @@ class TaskContext:
     spark: SparkSession
     resume: list[tuple[Partition, Offset]] = field(default_factory=list)
     """Source tasks: the stored offsets of this connector (partition, offset) at task start."""
+    checkpoint: str | None = None
+    """The directory of the task's query checkpoint: new and empty at every start (the runtime keeps
+    source positions in its offsets store, not there), so a task may seed its stream's state in it."""
 
 
 class ConnectorContext(Protocol):

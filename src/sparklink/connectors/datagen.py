@@ -3,12 +3,21 @@
 Each task runs Spark's JVM `rate` source, so records are made and written to Kafka without passing
 through Python. Task n numbers its records 0, 1, 2, ... (`seq`); its source partition is {"task": n}
 and its offset {"position": next seq}, so a restarted task continues where its last written batch ended.
+
+Spark's `rate` source counts whole seconds since the stream was created and emits nothing until
+the first has passed: a started (or restarted) task would write its first record only on its
+second trigger, a second after the query started. Its creation time lives in the query's
+checkpoint (`sources/0/0`, written only when absent), and every task start gets a fresh
+checkpoint, so the task seeds it one second back: the first trigger, at query start, writes that
+second's records at once. The rate holds from then on; a task's life carries one second of records more.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sparklink.api import config as cfg
@@ -136,6 +145,8 @@ class DatagenTask(SourceTask):
         self._partition: Partition = {"task": ctx.task_id}
         start = _resume_position(ctx.task_id, ctx.resume)
         limit = int(ctx.config.get("task.records", "-1"))
+        if ctx.checkpoint is not None:
+            seed_rate_start(Path(ctx.checkpoint), time.time() - RATE_HEAD_START_S)
         rate = (
             ctx.spark.readStream.format("rate")
             .option("rowsPerSecond", ctx.config.get("task.rate", "1"))
@@ -179,6 +190,27 @@ class DatagenTask(SourceTask):
 
     def topics(self, ctx: TaskContext) -> list[str] | None:
         return [ctx.config["topic"]]
+
+
+RATE_HEAD_START_S = 1.0
+"""How far back a task's `rate` stream is dated: one whole second, the rate source's unit."""
+
+
+def seed_rate_start(checkpoint: Path, start_s: float) -> None:
+    """Date the `rate` source of a new query with this checkpoint to `start_s` (epoch seconds).
+
+    The rate source (RateStreamMicroBatchStream) keeps its creation time as batch 0 of its own
+    metadata log, `<checkpoint>/sources/<source index>/0`, in the text form "v1\n<epoch ms>", and
+    writes it only if absent. A datagen query has one source, so its index is 0. A checkpoint that
+    already has one (a query resuming) is left alone."""
+    log_dir = checkpoint / "sources" / "0"
+    entry = log_dir / "0"
+    if entry.exists():
+        return
+    log_dir.mkdir(parents=True, exist_ok=True)
+    draft = log_dir / ".0.seed"
+    draft.write_text(f"v1\n{int(start_s * 1000)}")
+    draft.rename(entry)
 
 
 def _count(value: object) -> bool:

@@ -19,7 +19,7 @@ from sparklink.api.connector import Connector, ConnectorContext, Offset, Partiti
 from sparklink.api.errors import BadRequestError, ConnectError
 from sparklink.api.task_config import CONNECTOR_CLASS, TASK_CLASS, TASK_COUNT
 from sparklink.execution.running import TaskEvents
-from sparklink.execution.tasks import TaskQueries
+from sparklink.execution.tasks import TaskQueries, TaskStart
 from sparklink.plugins import Plugins
 
 if TYPE_CHECKING:
@@ -112,8 +112,31 @@ class Worker:
         task = self.plugins.task_class(config[TASK_CLASS])()
         self.tasks.start_task(name, task_id, task, config, events, connector_config)
 
+    def start_tasks(
+        self,
+        name: str,
+        configs: Mapping[int, dict[str, str]],
+        events: TaskEvents,
+        connector_config: Mapping[str, str] | None = None,
+    ) -> dict[int, Exception]:
+        """Start several tasks of one connector together (see `TaskQueries.start_tasks`); returns the
+        ones that could not start, with their error."""
+        failures: dict[int, Exception] = {}
+        starts = []
+        for task_id, config in configs.items():
+            try:
+                task = self.plugins.task_class(config[TASK_CLASS])()
+            except Exception as exc:
+                failures[task_id] = exc
+                continue
+            starts.append(TaskStart(task_id, task, config, events, connector_config))
+        return {**failures, **self.tasks.start_tasks(name, starts)}
+
     def stop_task(self, name: str, task_id: int) -> None:
         self.tasks.stop_task(name, task_id)
+
+    def stop_tasks(self, name: str, task_ids: Sequence[int]) -> None:
+        self.tasks.stop_tasks(name, task_ids)
 
     def running(self, name: str, task_id: int) -> bool:
         return self.tasks.running(name, task_id)

@@ -95,8 +95,7 @@ class Lifecycle:
                 self.put_status(name, task_id, State.PAUSED)
             return
         self.put_status(name, None, State.RUNNING)
-        for task_id, task_config in enumerate(task_configs):
-            self.start_task(name, task_id, task_config)
+        self.start_tasks(name, dict(enumerate(task_configs)))
 
     def generate_tasks(self, name: str, config: Mapping[str, str]) -> list[dict[str, str]]:
         task_configs = self.task_configs_of(name, config)
@@ -133,6 +132,20 @@ class Lifecycle:
             log.error("task %s-%d failed to start: %s", name, task_id, exc)
             self.put_status(name, task_id, State.FAILED, trace(exc))
 
+    def start_tasks(self, name: str, task_configs: Mapping[int, dict[str, str]]) -> None:
+        """Start several tasks of the connector together: all are recorded RUNNING first (as in
+        `start_task`), then their queries start side by side; a task that cannot start is FAILED."""
+        if len(task_configs) == 1:
+            for task_id, task_config in task_configs.items():
+                self.start_task(name, task_id, task_config)
+            return
+        for task_id in task_configs:
+            self.put_status(name, task_id, State.RUNNING)
+        failures = self.worker.start_tasks(name, task_configs, self.listener, self.configs.connector_config(name))
+        for task_id, exc in sorted(failures.items()):
+            log.error("task %s-%d failed to start: %s", name, task_id, exc)
+            self.put_status(name, task_id, State.FAILED, trace(exc))
+
     def stop_connector(self, name: str, final_state: State | None) -> None:
         for task_id in range(len(self.configs.task_configs(name))):
             self.worker.stop_task(name, task_id)
@@ -159,19 +172,22 @@ class Lifecycle:
             return
         if pending is not None and pending != plan.request:
             plan = restarts.build_plan(pending, status, self.statuses.tasks(name))
+        # The tasks stop together (each waits for its query's current batch), then each is
+        # recorded RESTARTING, as Connect does once a task has stopped.
+        self.worker.stop_tasks(name, plan.task_ids)
         for task_id in plan.task_ids:
-            self.worker.stop_task(name, task_id)
             self.put_status(name, task_id, State.RESTARTING)
         if plan.restart_connector:
             self.put_status(name, None, State.RESTARTING)
             self.restart_instance(name)
         task_configs = self.configs.task_configs(name)
         target = self.configs.target_state(name)
-        for task_id in (i for i in plan.task_ids if i < len(task_configs)):
-            if target is TargetState.STARTED:
-                self.start_task(name, task_id, task_configs[task_id])
-            else:
-                self.put_status(name, task_id, target.idle_state)
+        restarting = {i: task_configs[i] for i in plan.task_ids if i < len(task_configs)}
+        if target is TargetState.STARTED:
+            self.start_tasks(name, restarting)
+            return
+        for task_id in restarting:
+            self.put_status(name, task_id, target.idle_state)
 
     def reconfigure(self, name: str) -> None:
         """The connector asked for new task configs: restart the tasks whose config changed."""

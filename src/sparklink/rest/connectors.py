@@ -97,9 +97,10 @@ async def get_connector(herder: HerderDep, name: str) -> ConnectorInfo:
     return ConnectorInfo.of(herder.connector_info(name))
 
 
-@router.get("/{name}/config")
-async def get_config(herder: HerderDep, name: str) -> dict[str, str]:
-    return herder.connector_config(name)
+@router.get("/{name}/config", response_model=dict[str, str])
+async def get_config(herder: HerderDep, name: str) -> JSONResponse:
+    # The stored config is already a str -> str map: no response-model validation pass per request.
+    return JSONResponse(herder.connector_config(name))
 
 
 @router.put(

@@ -21,7 +21,9 @@ def current_herder(request: Request) -> Herder | None:
     return herder
 
 
-def get_herder(request: Request) -> Herder:
+async def get_herder(request: Request) -> Herder:
+    # async although it awaits nothing: FastAPI runs a plain `def` dependency on its thread pool,
+    # one thread hop per request (and a GIL hand-off with Spark's callbacks) for an attribute read.
     herder = current_herder(request)
     if herder is None:
         raise StartingError(STARTING)

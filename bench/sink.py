@@ -1,0 +1,226 @@
+"""Kafka -> file sink throughput: sparklink's FileStreamSink vs Apache Kafka Connect's, same data, one run.
+
+    .venv/bin/python -m bench.sink [--records 200000] [--size 1024] [--partitions 2] [--tasks 1]
+                                   [--systems sparklink,apache]
+
+One local Kafka broker (KRaft, from the Maven jars) serves both systems. Before either starts, the
+bench fills one topic with `--records` records of `--size` bytes (ASCII text, numbered) with
+confluent-kafka, so both read exactly the same data from the same log. Then, one system at a time
+(each its own process: `sparklink worker` with its Spark JVM, Apache Connect 4.3.1 distributed from
+the jars; see bench/rest_and_restart.py), a `FileStreamSinkConnector` with StringConverter keys and
+values (no parsing, each value is one line) reads the topic from the start into a file of its own,
+and the bench times it until the file holds every record:
+
+- `total_s`: from POST /connectors to the last line written (includes the connector's start);
+- `stream_s`: from the first line seen to the last (the steady copy rate);
+- CPU seconds of the worker's process tree (sparklink's Python worker and Spark JVM; Apache's JVM)
+  over `total_s`, also per 1M records.
+
+Prints a table with ratios and writes bench/results/sink-<timestamp>.json with the load averages
+seen (the machine may be shared: compare systems within one run only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+from confluent_kafka import Producer
+from rich.table import Table
+
+from bench.harness import System, console, run_systems, tree_cpu_s
+from bench.rest_and_restart import create_connector, machine_facts, start_apache, start_sparklink, versions
+from sparklink.kafka_clients import client_config
+
+SYSTEMS = ("sparklink", "apache")
+FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench.sink", description=__doc__.split("\n")[0])
+    p.add_argument("--systems", default=",".join(SYSTEMS), help="comma list of: sparklink, apache")
+    p.add_argument("--records", type=int, default=200_000, help="records in the topic (both systems read all)")
+    p.add_argument("--size", type=int, default=1024, help="bytes per record value")
+    p.add_argument("--partitions", type=int, default=2, help="partitions of the topic")
+    p.add_argument("--tasks", type=int, default=1, help="tasks.max of the sink connector")
+    p.add_argument("--heap", default="512m", help="Apache Connect -Xmx")
+    p.add_argument("--start-timeout", type=float, default=240.0, help="seconds for a worker to get healthy")
+    p.add_argument("--timeout", type=float, default=900.0, help="seconds for one system to write every record")
+    args = p.parse_args(argv)
+    args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    if set(args.systems) - set(SYSTEMS) or not args.systems:
+        p.error(f"--systems takes {', '.join(SYSTEMS)}; got {args.systems}")
+    if args.size < 16:
+        p.error("--size must be at least 16 (each value starts with its number)")
+    return args
+
+
+def fill(bootstrap: str, topic: str, records: int, size: int, partitions: int) -> float:
+    """Write the records (value i: its number padded to `size` ASCII bytes); returns the seconds taken."""
+    create_topics_with(bootstrap, topic, partitions)
+    producer = Producer(
+        client_config(bootstrap, **{"linger.ms": 20, "batch.size": 1 << 20, "compression.type": "none", "acks": "1"})
+    )
+    began = time.perf_counter()
+    pad = "x" * size
+    for i in range(records):
+        value = f"{i:012d}-{pad}"[:size]
+        while True:
+            try:
+                producer.produce(topic, value=value.encode(), partition=i % partitions)
+                break
+            except BufferError:  # the local queue is full: let it drain
+                producer.poll(0.05)
+        if i % 10_000 == 0:
+            producer.poll(0)
+    if producer.flush(120) != 0:
+        raise RuntimeError(f"could not write {records} records to {topic}")
+    return time.perf_counter() - began
+
+
+def create_topics_with(bootstrap: str, topic: str, partitions: int) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+    admin = AdminClient(client_config(bootstrap))
+    for future in admin.create_topics([NewTopic(topic, partitions, 1)]).values():
+        future.result(30)
+
+
+def count_lines(path: Path) -> int:
+    if not path.exists():
+        return 0
+    with path.open("rb") as handle:
+        return sum(chunk.count(b"\n") for chunk in iter(functools.partial(handle.read, 1 << 22), b""))
+
+
+def bench_system(system: System, args: argparse.Namespace, bootstrap: str, topic: str, work: Path) -> dict[str, Any]:
+    out_file = work / f"{system.name}-sink.txt"
+    expected_bytes = args.records * (args.size + 1)  # ASCII values, one "\n" each
+    config = {
+        "connector.class": FILE_SINK,
+        "file": str(out_file),
+        "topics": topic,
+        "tasks.max": str(args.tasks),
+        "key.converter": STRING_CONVERTER,
+        "value.converter": STRING_CONVERTER,
+    }
+    console.print(f"[bold]{system.name}[/bold]: sinking {args.records:,} records of {args.size} B to a file")
+    load_before = os.getloadavg()
+    cpu0 = tree_cpu_s(system.pid)
+    with httpx.Client(base_url=system.url, timeout=60.0) as client:
+        t0 = time.perf_counter()
+        create_connector(client, f"sink-{system.name}", config)
+        first: float | None = None
+        deadline = t0 + args.timeout
+        while True:
+            size = out_file.stat().st_size if out_file.exists() else 0
+            now = time.perf_counter()
+            if size and first is None:
+                first = now
+            if size >= expected_bytes:
+                break
+            if now > deadline:
+                raise TimeoutError(f"{system.name} wrote {size} of {expected_bytes} bytes in {args.timeout:.0f}s")
+            time.sleep(0.05)
+        total = now - t0
+        cpu = tree_cpu_s(system.pid) - cpu0
+        client.delete(f"/connectors/sink-{system.name}")
+    lines = count_lines(out_file)
+    stream = now - (first if first is not None else t0)
+    return {
+        "info": system.info,
+        "startup_s": round(system.startup_s, 1),
+        "connector_config": config,
+        "lines": lines,
+        "total_s": round(total, 3),
+        "stream_s": round(stream, 3),
+        "records_per_s": round(args.records / total, 1),
+        "stream_records_per_s": round(args.records / stream, 1) if stream > 0 else None,
+        "cpu_s": round(cpu, 2),
+        "cpu_s_per_1m": round(cpu * 1_000_000 / args.records, 2),
+        "cores": round(cpu / total, 2),
+        "loadavg_before": load_before,
+        "loadavg_after": os.getloadavg(),
+    }
+
+
+def print_table(results: dict[str, Any], args: argparse.Namespace) -> None:
+    table = Table(title=f"Kafka -> FileStreamSink, {args.records:,} x {args.size} B, {args.partitions} partitions")
+    cols = ("system", "records/s", "stream rec/s", "total s", "CPU s", "CPU s / 1M", "cores", "lines", "load 1m")
+    for col in cols:
+        table.add_column(col, justify="left" if col == "system" else "right")
+    for name, r in results.items():
+        table.add_row(
+            name,
+            f"{r['records_per_s']:,.0f}",
+            f"{r['stream_records_per_s'] or 0:,.0f}",
+            f"{r['total_s']:.1f}",
+            f"{r['cpu_s']:.1f}",
+            f"{r['cpu_s_per_1m']:.1f}",
+            f"{r['cores']:.2f}",
+            f"{r['lines']:,}",
+            f"{r['loadavg_before'][0]:.1f}-{r['loadavg_after'][0]:.1f}",
+        )
+    console.print(table)
+    if {"sparklink", "apache"} <= results.keys():
+        ours, theirs = results["sparklink"], results["apache"]
+        console.print(
+            f"sparklink / apache: records/s {ours['records_per_s'] / theirs['records_per_s']:.2f}x, "
+            f"stream records/s {(ours['stream_records_per_s'] or 0) / (theirs['stream_records_per_s'] or 1):.2f}x, "
+            f"CPU s per 1M {ours['cpu_s_per_1m'] / theirs['cpu_s_per_1m']:.2f}x"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    started = datetime.now()
+    work = Path(tempfile.mkdtemp(prefix="sparklink-bench-sink-"))
+    topic = f"bench-sink-{int(time.time())}"
+    report: dict[str, Any] = {
+        "benchmark": "sink",
+        "started": started.isoformat(timespec="seconds"),
+        "command": " ".join([".venv/bin/python -m bench.sink", *(argv if argv is not None else sys.argv[1:])]),
+        "options": dict(vars(args)),
+        "machine": machine_facts(),
+        "versions": versions(),
+    }
+
+    @functools.cache
+    def filled(bootstrap: str) -> str:
+        console.print(f"filling {topic} with {args.records:,} records of {args.size} B ...")
+        report["fill_s"] = round(fill(bootstrap, topic, args.records, args.size, args.partitions), 1)
+        return topic
+
+    def starter(name: str, bootstrap: str) -> Callable[[], System]:
+        filled(bootstrap)  # before any worker runs, so no system shares the CPU with the producer
+        if name == "sparklink":
+            return functools.partial(start_sparklink, work / "sparklink", bootstrap, args.start_timeout)
+        return functools.partial(start_apache, work / "apache", bootstrap, args.heap, (), args.start_timeout)
+
+    def summarize(report: dict[str, Any], results: dict[str, Any]) -> None:
+        if {"sparklink", "apache"} <= results.keys():
+            ours, theirs = results["sparklink"], results["apache"]
+            report["ratios"] = {
+                "records_per_s": round(ours["records_per_s"] / theirs["records_per_s"], 2),
+                "cpu_s_per_1m": round(ours["cpu_s_per_1m"] / theirs["cpu_s_per_1m"], 2),
+            }
+        print_table(results, args)
+
+    def measure(system: System, bootstrap: str) -> dict[str, Any]:
+        return bench_system(system, args, bootstrap, filled(bootstrap), work)
+
+    return run_systems("sink", report, work, args.systems, starter, measure, summarize)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -56,7 +56,7 @@ def write_observed(
         return None
     observation = Observation()
     aggregates = [F.count(F.lit(1)).alias(RECORDS_METRIC), *(column.alias(name) for name, column in metrics.items())]
-    _writer(batch.observe(observation, *aggregates), bootstrap_servers, producer).mode("append").save()
+    _writer(batch.observe(observation, *aggregates), bootstrap_servers, producer).save()
     return dict(observation.get)
 
 
@@ -68,7 +68,8 @@ def _writer(batch: DataFrame, bootstrap_servers: str, producer: dict[str, str] |
         writer = writer.option(f"kafka.{key}", value)
     if "headers" in columns:
         writer = writer.option("includeHeaders", "true")
-    return writer
+    # Append is the only mode the V2 path takes (V1 treats it as the default, ErrorIfExists).
+    return writer.mode("append")
 
 
 def read_stream(

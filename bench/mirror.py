@@ -298,9 +298,9 @@ def profile_sparklink(
 ) -> dict[str, Any]:
     """sparklink in this process, with the task-seconds of each phase of a micro-batch.
 
-    Phases: the runtime's `count()` (reads the batch from Kafka and fills the cache the worker
-    persists), Spark's Kafka write, the task's `batch_offsets` (a per-partition aggregation) and
-    `batch_written` (offset syncs); plus Spark's own per-trigger durations from query progress.
+    Phases: Spark's Kafka write (which, for a MirrorSource task, also observes each partition's
+    count and offsets), `observed_offsets`, `batch_written` (offset syncs), and on the cached path
+    the runtime's `count()` and the task's `batch_offsets`; plus Spark's per-trigger durations.
     """
     from pyspark.sql import DataFrameWriter
     from pyspark.sql.classic.dataframe import DataFrame
@@ -327,6 +327,7 @@ def profile_sparklink(
         (DataFrame, "count", "count (read + cache)"),
         (DataFrameWriter, "save", "Kafka write"),
         (mirror_source.MirrorSourceTask, "batch_offsets", "batch_offsets (aggregation)"),
+        (mirror_source.MirrorSourceTask, "observed_offsets", "observed_offsets"),
         (mirror_source.MirrorSourceTask, "batch_written", "batch_written (offset syncs)"),
     ]
     originals = [(owner, attr, getattr(owner, attr)) for owner, attr, _ in patched]

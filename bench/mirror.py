@@ -473,13 +473,13 @@ def latency_main(args: argparse.Namespace) -> None:
         "sparklink_trigger_ms": args.trigger_ms,
         "cpus": os.cpu_count(),
     }
-    topic = mirror_latency.TOPIC
     try:
         source.start()
-        create(source, topic, args.partitions)
         for key in ("sparklink", "apache_mm2"):
             if args.only and key != {"sparklink": "sparklink", "apache": "apache_mm2"}[args.only]:
                 continue
+            topic = f"{mirror_latency.TOPIC}-{key.replace('_', '-')}"
+            create(source, topic, args.partitions)
             target = KafkaCluster.create(work / f"target-{key}", heap="1g")
             clusters.append(target)
             target.start()
@@ -491,7 +491,7 @@ def latency_main(args: argparse.Namespace) -> None:
                 )
             else:
                 mirror = functools.partial(apache_mirror, work / key, source, target, topic, args.tasks)
-            results[key] = mirror_latency.measure(source, target, mirror, args.rate, args.duration)
+            results[key] = mirror_latency.measure(source, target, topic, mirror, args.rate, args.duration)
             results[f"load_after_{key}"] = os.getloadavg()
             print(json.dumps(results[key]), flush=True)
             target.stop()

@@ -23,7 +23,7 @@ from confluent_kafka import Consumer, Producer
 from sparklink.kafka_clients import client_config
 from sparklink.platform.kafka import KafkaCluster
 
-TOPIC = "bench-latency"
+TOPIC = "bench-latency"  # each system gets its own: `<TOPIC>-<system>`
 HEADER = "bench-sent"
 TICK_S = 0.01  # the producer sends rate * TICK_S records every tick
 
@@ -44,7 +44,13 @@ class Receiver:
         self._stop = threading.Event()
         config = client_config(
             bootstrap,
-            **{"group.id": f"bench-latency-{time.time_ns()}", "auto.offset.reset": "earliest", "fetch.wait.max.ms": 5},
+            **{
+                "group.id": f"bench-latency-{time.time_ns()}",
+                "auto.offset.reset": "earliest",
+                "fetch.wait.max.ms": 5,
+                # The remote topic may not exist yet when the receiver subscribes: look again soon.
+                "topic.metadata.refresh.interval.ms": 1000,
+            },
         )
         self._consumer = Consumer(config)
         self._consumer.subscribe([topic])
@@ -70,7 +76,7 @@ class Receiver:
         self._thread.join(30)
 
 
-def _produce_paced(producer: Producer, rate: int, duration: float) -> int:
+def _produce_paced(producer: Producer, topic: str, rate: int, duration: float) -> int:
     """Send `rate` records/s for `duration` s in ticks of TICK_S; returns how many were sent."""
     payload = b"x" * 1024
     per_tick = max(1, round(rate * TICK_S))
@@ -84,7 +90,7 @@ def _produce_paced(producer: Producer, rate: int, duration: float) -> int:
         for _ in range(per_tick):
             while True:
                 try:
-                    producer.produce(TOPIC, payload, headers=[(HEADER, str(time.time_ns()).encode())])
+                    producer.produce(topic, payload, headers=[(HEADER, str(time.time_ns()).encode())])
                     break
                 except BufferError:
                     producer.poll(0.01)
@@ -98,24 +104,26 @@ def _produce_paced(producer: Producer, rate: int, duration: float) -> int:
 def measure(
     source: KafkaCluster,
     target: KafkaCluster,
+    topic: str,
     mirror: Callable[[], AbstractContextManager[Any]],
     rate: int,
     duration: float,
 ) -> dict[str, Any]:
-    """One system: start the mirror, warm it up, produce at `rate`, and read the latencies on B."""
+    """One system: start the mirror of `topic` (on A, empty and this system's alone: a mirror starts at the
+    earliest offset), warm it up, produce at `rate`, and read the latencies on B."""
     producer = Producer(client_config(source.bootstrap_servers, **{"linger.ms": 1, "acks": "all"}))
     with mirror():
-        receiver = Receiver(target.bootstrap_servers, f"S.{TOPIC}")
+        receiver = Receiver(target.bootstrap_servers, f"S.{topic}")
         try:
             deadline = time.monotonic() + 300
             while not receiver.warm.is_set():
-                producer.produce(TOPIC, b"warm-up", headers=[(HEADER, b"warm-up")])
+                producer.produce(topic, b"warm-up", headers=[(HEADER, b"warm-up")])
                 producer.flush(30)
                 if receiver.warm.wait(2.0):
                     break
                 if time.monotonic() > deadline:
                     raise TimeoutError("no warm-up record reached the target in 5 minutes")
-            sent = _produce_paced(producer, rate, duration)
+            sent = _produce_paced(producer, topic, rate, duration)
             deadline = time.monotonic() + 120
             while len(receiver.latencies_ms) < sent and time.monotonic() < deadline:
                 time.sleep(0.2)

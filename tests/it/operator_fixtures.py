@@ -184,7 +184,8 @@ class OperatorProcess:
 
     def cleanup_workers(self) -> None:
         """Kill any worker a killed operator left behind (the normal stop already stopped them)."""
-        for record in (self.state_dir / "workers").glob("*/*/*/worker.json"):
+        workers = self.state_dir / "workers"
+        for record in [*workers.glob("*/*/*/worker.json"), *workers.glob("*/*/*/replica-*/worker.json")]:
             import json
 
             pid = json.loads(record.read_text()).get("pid", 0)

@@ -447,13 +447,42 @@ def test_offsets_list_alter_reset_for_a_source_and_a_sink_with_every_bad_input_h
     kubeobj.delete("KafkaConnector", sink)
 
 
-def test_more_replicas_than_one_is_a_condition_not_a_second_worker(kubeobj: Kube, connect: str) -> None:
-    kubeobj.spec("KafkaConnect", CONNECT, replicas=3)
-    obj = kubeobj.wait("KafkaConnect", CONNECT, lambda o: is_ready(o) and conditions(o, "Warning"), "the warning")
-    assert conditions(obj, "Warning")[0]["reason"] == "DistributedModeUnavailable"
-    assert obj["status"]["url"] == connect and obj["status"]["replicas"] == 1
+def test_more_replicas_than_one_run_one_group_of_workers_that_share_the_tasks(kubeobj: Kube, connect: str) -> None:
+    def scaled_to(replicas: int) -> Any:
+        return lambda o: (
+            is_ready(o)
+            and o["status"].get("replicas") == replicas
+            and o["status"].get("observedGeneration") == o["metadata"]["generation"]
+        )
+
+    obj = kubeobj.spec("KafkaConnect", CONNECT, replicas=2)
+    obj = kubeobj.wait("KafkaConnect", CONNECT, scaled_to(2), "two workers", timeout=300)
+    assert not conditions(obj, "Warning")
+    assert obj["status"]["url"] == connect
+    name = unique("spread")
+    kubeobj.create(
+        {
+            "apiVersion": "kafka.strimzi.io/v1",
+            "kind": "KafkaConnector",
+            "metadata": {"name": name, "labels": {"strimzi.io/cluster": CONNECT}},
+            "spec": {"class": "datagen", "tasksMax": 4, "config": {"topic": f"{name}-out", "records.per.second": 4}},
+        }
+    )
+
+    def owners() -> set[str] | None:
+        try:
+            body = connect_status(connect, name)
+        except httpx.HTTPError:
+            return None
+        states = {body["connector"]["state"], *(t["state"] for t in body["tasks"])}
+        return {t["worker_id"] for t in body["tasks"]} if len(body["tasks"]) == 4 and states == {"RUNNING"} else None
+
+    # One group: the tasks of one connector run on both workers.
+    assert len(wait_for(lambda: (o := owners()) and len(o) == 2 and o, 300, "tasks on both workers")) == 2
+    kubeobj.delete("KafkaConnector", name)
+    wait_for(lambda: httpx.get(f"{connect}/connectors/{name}", timeout=30).status_code == 404, 120, "deleted")
     kubeobj.spec("KafkaConnect", CONNECT, replicas=1)
-    kubeobj.wait("KafkaConnect", CONNECT, lambda o: is_ready(o) and not conditions(o, "Warning"), "back to one")
+    kubeobj.wait("KafkaConnect", CONNECT, scaled_to(1), "back to one worker", timeout=300)
 
 
 def test_the_operator_adds_nothing_strimzi_would_not(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import yaml
@@ -96,3 +97,18 @@ def test_kubernetes_objects_carry_strimzis_names_and_an_owner_reference() -> Non
     for obj in objects.values():
         assert obj["metadata"]["ownerReferences"] == [connect.owner_reference(controller=True)]
     assert objects["Deployment"]["spec"]["replicas"] == 1
+    assert "sparklink.worker.mode" not in objects["ConfigMap"]["data"]["kafka-connect.properties"]
+
+
+def test_replicas_above_one_make_one_distributed_group_whose_pods_advertise_their_own_address() -> None:
+    connect = dataclasses.replace(
+        resource("kafka-connect.yaml"), spec={**resource("kafka-connect.yaml").spec, "replicas": 3}
+    )
+    settings = workers.from_resource(connect)
+    assert settings.properties()["sparklink.worker.mode"] == "distributed"
+    objects = desired_objects(connect, settings, "img")
+    assert objects["Deployment"]["spec"]["replicas"] == 3
+    assert "sparklink.worker.mode=distributed" in objects["ConfigMap"]["data"]["kafka-connect.properties"]
+    container = objects["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    assert container["env"] == [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}]
+    assert "rest.advertised.host.name=$POD_IP" in container["command"][-1]

@@ -41,6 +41,7 @@ DEFAULTS = {
     "key.converter": "org.apache.kafka.connect.json.JsonConverter",
     "value.converter": "org.apache.kafka.connect.json.JsonConverter",
 }
+DISTRIBUTED_MODE = "sparklink.worker.mode"
 REQUIRED = ("bootstrapServers", "groupId", "configStorageTopic", "statusStorageTopic", "offsetStorageTopic")
 
 
@@ -58,9 +59,13 @@ class WorkerSettings:
     ignored_options: tuple[str, ...] = ()
 
     def properties(self) -> dict[str, str]:
-        """Connect worker properties (what a worker.properties file or a ConfigMap holds)."""
+        """Connect worker properties (what a worker.properties file or a ConfigMap holds).
+
+        More than one replica makes the workers one distributed group on `group.id`; a single worker
+        stays standalone on the same topics (so going from 1 to N replicas restarts the first worker)."""
         return {
             **self.config,
+            **({DISTRIBUTED_MODE: "distributed"} if self.replicas > 1 else {}),
             "bootstrap.servers": self.bootstrap_servers,
             "group.id": self.group_id,
             "config.storage.topic": self.config_topic,

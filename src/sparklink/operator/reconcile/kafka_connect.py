@@ -28,8 +28,6 @@ from sparklink.operator.runtime import label_selector
 
 log = logging.getLogger("sparklink.operator")
 
-SCALE_OUT_REASON = "DistributedModeUnavailable"
-
 
 def reconcile(deps: Deps, key: Key) -> ReconcileResult:
     result = ReconcileResult()
@@ -49,7 +47,7 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
         result.requeue_after = STARTING_RECHECK_SECONDS if exc.retriable else None
         result.status_written = deps.write_status(resource, _status(resource, [not_ready(exc.reason, exc.message)]))
         return result
-    notes = scale_out_warnings(resource, settings.replicas) + ignored_warnings(settings.ignored_options)
+    notes = ignored_warnings(settings.ignored_options)
     state = deps.runtime.ensure(resource, settings)
     plugins: list[dict[str, Any]] | None = None
     if settings.replicas == 0:
@@ -69,7 +67,7 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
             result.failed = True
             result.requeue_after = STARTING_RECHECK_SECONDS
             conditions = [not_ready("ConnectRestException", str(exc)), *notes]
-    status = _status(resource, conditions, state.url if settings.replicas else None, settings.replicas, plugins)
+    status = _status(resource, conditions, state.url if settings.replicas else None, state.replicas, plugins)
     result.status_written = deps.write_status(resource, status)
     return result
 
@@ -80,18 +78,6 @@ def _delete_orphans(client: ConnectClient, deps: Deps, key: Key) -> None:
     for name in sorted(set(running) - wanted):
         log.info("%s: deleting connector %s, which no KafkaConnector describes", key, name)
         client.delete(name)
-
-
-def scale_out_warnings(resource: Resource, replicas: int) -> list[Condition]:
-    if replicas <= 1:
-        return []
-    return [
-        warning(
-            SCALE_OUT_REASON,
-            f"spec.replicas is {replicas}, but sparklink runs one worker per {resource.kind} until distributed "
-            'mode is available (issue "Scale out"); one worker runs all connectors.',
-        )
-    ]
 
 
 def ignored_warnings(options: tuple[str, ...]) -> list[Condition]:
@@ -114,7 +100,7 @@ def _status(
             "observedGeneration": resource.generation,
             "url": url,
             "connectorPlugins": plugins,
-            "replicas": min(replicas, 1) if replicas is not None else None,
+            "replicas": replicas,
             "labelSelector": label_selector(resource),
         }
     )

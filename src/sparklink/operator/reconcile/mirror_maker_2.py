@@ -36,7 +36,7 @@ from sparklink.operator.reconcile.context import (
     local_addresses,
     prune,
 )
-from sparklink.operator.reconcile.kafka_connect import ignored_warnings, scale_out_warnings
+from sparklink.operator.reconcile.kafka_connect import ignored_warnings
 from sparklink.operator.runtime import label_selector
 
 log = logging.getLogger("sparklink.operator")
@@ -57,7 +57,7 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
         result.requeue_after = STARTING_RECHECK_SECONDS if exc.retriable else None
         result.status_written = deps.write_status(resource, _status(resource, [not_ready(exc.reason, exc.message)]))
         return result
-    notes = scale_out_warnings(resource, settings.replicas) + ignored_warnings(settings.ignored_options)
+    notes = ignored_warnings(settings.ignored_options)
     state = deps.runtime.ensure(resource, settings)
     if settings.replicas == 0:
         result.status_written = deps.write_status(resource, _status(resource, [ready(), *notes], replicas=0))
@@ -66,7 +66,7 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
         result.failed = True
         result.requeue_after = STARTING_RECHECK_SECONDS
         starting = [not_ready("Creating", f"MirrorMaker 2 workers are starting: {state.detail}"), *notes]
-        result.status_written = deps.write_status(resource, _status(resource, starting, replicas=1))
+        result.status_written = deps.write_status(resource, _status(resource, starting, replicas=state.replicas))
         return result
 
     desired = from_mirror_maker_2(resource)
@@ -116,7 +116,7 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
         key=lambda s: str(s["connectorName"]),
     )
     statuses = sorted((dict(o.status) for o in outcomes if o.status is not None), key=lambda s: str(s.get("name", "")))
-    status = _status(resource, [*conditions, *warnings], state.url, 1, statuses, auto)
+    status = _status(resource, [*conditions, *warnings], state.url, state.replicas, statuses, auto)
     result.status_written = deps.write_status(resource, status)
     return result
 

@@ -6,7 +6,9 @@ Kubernetes' garbage collector removes them with it. Strimzi runs Connect pods th
 StrimziPodSets; a Deployment is the plain-Kubernetes equivalent for one worker.
 
 The workers' REST URL is the Service's cluster DNS name, so the operator must run in the cluster (or
-reach its Services) to talk to them. `spec.replicas` above 1 is capped at 1 until distributed mode lands.
+reach its Services) to talk to them. With `spec.replicas` above 1 the pods form one distributed group
+(`WorkerSettings.properties`); each advertises its pod IP (`rest.advertised.host.name`, appended to a
+copy of the mounted properties at start) so the others can forward requests to it.
 """
 
 from __future__ import annotations
@@ -82,7 +84,7 @@ def desired_objects(owner: Resource, settings: WorkerSettings, image: str) -> di
             "annotations": {"sparklink.io/worker-settings": settings.fingerprint()},
         },
         "spec": {
-            "replicas": min(settings.replicas, 1),
+            "replicas": settings.replicas,
             "selector": {"matchLabels": selector},
             "template": {
                 "metadata": {
@@ -94,7 +96,7 @@ def desired_objects(owner: Resource, settings: WorkerSettings, image: str) -> di
                         {
                             "name": name,
                             "image": image,
-                            "args": ["worker", f"/opt/sparklink/config/{CONFIG_FILE}"],
+                            **_container_start(settings.replicas),
                             "ports": [{"name": "rest-api", "containerPort": REST_PORT, "protocol": "TCP"}],
                             "readinessProbe": {"httpGet": {"path": "/", "port": "rest-api"}, "periodSeconds": 10},
                             "livenessProbe": {
@@ -111,6 +113,22 @@ def desired_objects(owner: Resource, settings: WorkerSettings, image: str) -> di
         },
     }
     return {"ConfigMap": config_map, "Service": service, "Deployment": deployment}
+
+
+def _container_start(replicas: int) -> dict[str, Any]:
+    """How a pod starts its worker: as is for one replica; in a group, with its pod IP advertised (the
+    Service name would send a forwarded request to any pod, not to the leader)."""
+    mounted = f"/opt/sparklink/config/{CONFIG_FILE}"
+    if replicas <= 1:
+        return {"args": ["worker", mounted]}
+    local = f"/tmp/{CONFIG_FILE}"
+    script = (
+        f'cp {mounted} {local} && echo "rest.advertised.host.name=$POD_IP" >> {local} && exec sparklink worker {local}'
+    )
+    return {
+        "command": ["sh", "-c", script],
+        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+    }
 
 
 class KubernetesWorkerRuntime:
@@ -163,7 +181,7 @@ class KubernetesWorkerRuntime:
         url = f"http://{component(key)}-api.{key.namespace}.svc:{REST_PORT}"
         with ConnectClient(url, timeout=5) as client:
             ready = client.alive()
-        return RuntimeState(url, ready, 1, None if ready else f"no worker answers at {url} yet")
+        return RuntimeState(url, ready, replicas, None if ready else f"no worker answers at {url} yet")
 
     @staticmethod
     def _apply(body: dict[str, Any], read: Any, create: Any, patch: Any) -> None:

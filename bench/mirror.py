@@ -12,11 +12,15 @@ replication itself (first to last record on B). CPU seconds (user + system, whol
 taken over the same window, and peak RSS (process tree) over the whole run, from /proc.
 Results: a table on stdout and JSON in bench/results/mirror-<timestamp>.json.
 `--profile` runs sparklink in-process instead and reports the task-seconds of each batch phase.
+`--latency [--rate 5000 --duration 30 --trigger-ms 100]` measures produce-on-A -> readable-on-B
+latency p50/p99 at a steady rate instead (bench/mirror_latency.py), into mirror-latency-<timestamp>.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import json
 import os
 import re
@@ -26,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +40,7 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from tests.support.mirror_maker_peer import SINGLE_BROKER_TOPICS, MirrorMakerPeer
 
+from bench import mirror_latency
 from sparklink.kafka_clients import client_config
 from sparklink.platform import artifacts, ports, process
 from sparklink.platform.kafka import KafkaCluster
@@ -190,9 +196,12 @@ def watch(
     }
 
 
-def run_sparklink(
-    work: Path, source: KafkaCluster, target: KafkaCluster, records: int, partitions: int, tasks: int, batch: int
-) -> dict[str, Any]:
+@contextlib.contextmanager
+def sparklink_mirror(
+    work: Path, source: KafkaCluster, target: KafkaCluster, topic: str, tasks: int, batch: int, trigger_ms: int = 200
+) -> Iterator[Sampler]:
+    """A `sparklink worker` on the target running a MirrorSourceConnector for `topic`; yields its sampler
+    once the connector is created (the clock of a run starts just before)."""
     group = "bench-sparklink"
     for kind in ("configs", "offsets", "status"):
         create(target, f"{group}-{kind}", 1, **{"cleanup.policy": "compact"})
@@ -203,7 +212,7 @@ def run_sparklink(
         f"bootstrap.servers={target.bootstrap_servers}\ngroup.id={group}\n"
         f"config.storage.topic={group}-configs\noffset.storage.topic={group}-offsets\n"
         f"status.storage.topic={group}-status\noffset.storage.partitions=1\nstatus.storage.partitions=1\n"
-        f"rest.port={port}\ntask.trigger.interval.ms=200\nsparklink.state.dir={work / 'state'}\n"
+        f"rest.port={port}\ntask.trigger.interval.ms={trigger_ms}\nsparklink.state.dir={work / 'state'}\n"
     )
     env = {**os.environ, "SPARKLINK_DRIVER_MEMORY": os.environ.get("SPARKLINK_DRIVER_MEMORY", "2g")}
     pid = process.spawn(
@@ -223,25 +232,23 @@ def run_sparklink(
             "target.cluster.alias": "T1",
             "source.cluster.bootstrap.servers": source.bootstrap_servers,
             "target.cluster.bootstrap.servers": target.bootstrap_servers,
-            "topics": TOPIC,
+            "topics": topic,
             "tasks.max": str(tasks),
             "replication.factor": "1",
             "offset-syncs.topic.replication.factor": "1",
             "sync.topic.acls.enabled": "false",
             "sparklink.max.records.per.batch": str(batch),
         }
-        t0 = time.monotonic()
         httpx.post(f"{url}/connectors", json={"name": "bench", "config": config}, timeout=60).raise_for_status()
-        result = watch(target, f"S.{TOPIC}", records, partitions, sampler, t0)
+        yield sampler
     finally:
         sampler.stop()
         process.stop(pid, timeout=60)
-    return {**result, "peak_rss_mib": sampler.peak_rss / MIB}
 
 
-def run_apache(
-    work: Path, source: KafkaCluster, target: KafkaCluster, records: int, partitions: int, tasks: int
-) -> dict[str, Any]:
+@contextlib.contextmanager
+def apache_mirror(work: Path, source: KafkaCluster, target: KafkaCluster, topic: str, tasks: int) -> Iterator[Sampler]:
+    """Apache MirrorMaker 2 (dedicated mode) replicating `topic`; yields its sampler once it started."""
     flow = "S->T2"
     peer = MirrorMakerPeer(
         work / "apache-mm2",
@@ -250,7 +257,7 @@ def run_apache(
             "S.bootstrap.servers": source.bootstrap_servers,
             "T2.bootstrap.servers": target.bootstrap_servers,
             f"{flow}.enabled": "true",
-            f"{flow}.topics": TOPIC,
+            f"{flow}.topics": topic,
             f"{flow}.groups": "no-such-group",
             "tasks.max": str(tasks),
             "emit.heartbeats.enabled": "false",
@@ -259,14 +266,30 @@ def run_apache(
         },
         heap="2g",
     )
-    t0 = time.monotonic()
     peer.start(timeout=180)
     sampler = Sampler(peer.pid).start()
     try:
-        result = watch(target, f"S.{TOPIC}", records, partitions, sampler, t0)
+        yield sampler
     finally:
         sampler.stop()
         peer.stop()
+
+
+def run_sparklink(
+    work: Path, source: KafkaCluster, target: KafkaCluster, records: int, partitions: int, tasks: int, batch: int
+) -> dict[str, Any]:
+    with sparklink_mirror(work, source, target, TOPIC, tasks, batch) as sampler:
+        t0 = time.monotonic()  # the worker is up and the connector just created
+        result = watch(target, f"S.{TOPIC}", records, partitions, sampler, t0)
+    return {**result, "peak_rss_mib": sampler.peak_rss / MIB}
+
+
+def run_apache(
+    work: Path, source: KafkaCluster, target: KafkaCluster, records: int, partitions: int, tasks: int
+) -> dict[str, Any]:
+    t0 = time.monotonic()
+    with apache_mirror(work, source, target, TOPIC, tasks) as sampler:
+        result = watch(target, f"S.{TOPIC}", records, partitions, sampler, t0)
     return {**result, "peak_rss_mib": sampler.peak_rss / MIB}
 
 
@@ -275,9 +298,9 @@ def profile_sparklink(
 ) -> dict[str, Any]:
     """sparklink in this process, with the task-seconds of each phase of a micro-batch.
 
-    Phases: the runtime's `count()` (reads the batch from Kafka and fills the cache the worker
-    persists), Spark's Kafka write, the task's `batch_offsets` (a per-partition aggregation) and
-    `batch_written` (offset syncs); plus Spark's own per-trigger durations from query progress.
+    Phases: Spark's Kafka write (which, for a MirrorSource task, also observes each partition's
+    count and offsets), `observed_offsets`, `batch_written` (offset syncs), and on the cached path
+    the runtime's `count()` and the task's `batch_offsets`; plus Spark's per-trigger durations.
     """
     from pyspark.sql import DataFrameWriter
     from pyspark.sql.classic.dataframe import DataFrame
@@ -304,6 +327,7 @@ def profile_sparklink(
         (DataFrame, "count", "count (read + cache)"),
         (DataFrameWriter, "save", "Kafka write"),
         (mirror_source.MirrorSourceTask, "batch_offsets", "batch_offsets (aggregation)"),
+        (mirror_source.MirrorSourceTask, "observed_offsets", "observed_offsets"),
         (mirror_source.MirrorSourceTask, "batch_written", "batch_written (offset syncs)"),
     ]
     originals = [(owner, attr, getattr(owner, attr)) for owner, attr, _ in patched]
@@ -366,10 +390,19 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=2, help="tasks.max for both mirrors")
     parser.add_argument("--batch", type=int, default=200_000, help="sparklink records per micro-batch")
     parser.add_argument("--only", choices=["sparklink", "apache"], help="run one mirror only")
+    parser.add_argument("--latency", action="store_true", help="instead: produce -> readable latency at --rate")
+    parser.add_argument("--rate", type=int, default=5000, help="--latency: records/s produced on the source")
+    parser.add_argument("--duration", type=float, default=30.0, help="--latency: seconds of paced producing")
+    parser.add_argument(
+        "--trigger-ms", type=int, default=100, help="--latency: sparklink's task.trigger.interval.ms for this run"
+    )
     parser.add_argument(
         "--profile", action="store_true", help="instead of comparing: profile sparklink in-process, phase by phase"
     )
     args = parser.parse_args()
+    if args.latency:
+        latency_main(args)
+        return
 
     work = Path(tempfile.mkdtemp(prefix="sparklink-bench-mirror-"))
     source = KafkaCluster.create(work / "source", heap="1g")
@@ -422,6 +455,56 @@ def main() -> None:
     print_table(results)
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / f"mirror-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out.write_text(json.dumps(results, indent=2))
+    print(f"\nwritten {out}")
+
+
+def latency_main(args: argparse.Namespace) -> None:
+    """`--latency`: both mirrors in turn on one source cluster, each into a fresh target cluster."""
+    work = Path(tempfile.mkdtemp(prefix="sparklink-bench-mirror-latency-"))
+    source = KafkaCluster.create(work / "source", heap="1g")
+    clusters = [source]
+    results: dict[str, Any] = {
+        "mode": "latency",
+        "rate": args.rate,
+        "duration_s": args.duration,
+        "partitions": args.partitions,
+        "tasks": args.tasks,
+        "sparklink_trigger_ms": args.trigger_ms,
+        "cpus": os.cpu_count(),
+    }
+    try:
+        source.start()
+        for key in ("sparklink", "apache_mm2"):
+            if args.only and key != {"sparklink": "sparklink", "apache": "apache_mm2"}[args.only]:
+                continue
+            topic = f"{mirror_latency.TOPIC}-{key.replace('_', '-')}"
+            create(source, topic, args.partitions)
+            target = KafkaCluster.create(work / f"target-{key}", heap="1g")
+            clusters.append(target)
+            target.start()
+            print(f"{key}: {args.rate} records/s for {args.duration:.0f} s ...", flush=True)
+            results[f"load_before_{key}"] = os.getloadavg()
+            if key == "sparklink":
+                mirror = functools.partial(
+                    sparklink_mirror, work / key, source, target, topic, args.tasks, args.batch, args.trigger_ms
+                )
+            else:
+                mirror = functools.partial(apache_mirror, work / key, source, target, topic, args.tasks)
+            results[key] = mirror_latency.measure(source, target, topic, mirror, args.rate, args.duration)
+            results[f"load_after_{key}"] = os.getloadavg()
+            print(json.dumps(results[key]), flush=True)
+            target.stop()
+    except BaseException:
+        print(f"failed; logs kept in {work}", file=sys.stderr)
+        raise
+    finally:
+        for cluster in clusters:
+            cluster.destroy()
+    shutil.rmtree(work, ignore_errors=True)
+    mirror_latency.print_latency(results)
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / f"mirror-latency-{time.strftime('%Y%m%d-%H%M%S')}.json"
     out.write_text(json.dumps(results, indent=2))
     print(f"\nwritten {out}")
 

@@ -159,3 +159,29 @@ def test_mm2_properties_become_workers_and_connector_configs(tmp_path: Path) -> 
     assert (back["enabled"], back["target.cluster.bootstrap.servers"]) == ("false", "a:9092")
     path.write_text("clusters = A, B\nA->B.enabled = true\nemit.heartbeats.enabled = false\n")
     assert MirrorMakerConfig.load(path).flows() == [Flow("A", "B")]
+
+
+def test_source_task_offsets_from_observed_metrics_skip_partitions_without_records() -> None:
+    from sparklink.connectors.mirror.config import SOURCE_DEF, MirrorSettings
+    from sparklink.connectors.mirror.source import MirrorSourceTask
+
+    task = MirrorSourceTask()
+    task.settings = MirrorSettings.parse(
+        SOURCE_DEF,
+        {
+            "source.cluster.alias": "A",
+            "target.cluster.alias": "B",
+            "source.cluster.bootstrap.servers": "a:9092",
+            "target.cluster.bootstrap.servers": "b:9092",
+            "name": "m",
+        },
+    )
+    task.partitions = [("t", 0), ("t", 1), ("u-x", 3)]
+    observed = {"n0": 5, "lo0": 10, "hi0": 14, "n1": 0, "lo1": None, "hi1": None, "n2": 2, "lo2": 7, "hi2": 9}
+    assert task.observed_offsets(observed) == [
+        ({"cluster": "A", "partition": 0, "topic": "t"}, {"offset": 14}),
+        ({"cluster": "A", "partition": 3, "topic": "u-x"}, {"offset": 9}),
+    ]
+    # The batch's stats wait for batch_written; u-x-3 had a gap (2 records over offsets 7..9).
+    assert task._stats is not None
+    assert [(s.topic, s.partition, s.contiguous) for s in task._stats[1]] == [("t", 0, True), ("u-x", 3, False)]

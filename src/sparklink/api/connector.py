@@ -6,6 +6,8 @@ Structured Streaming pipeline. The runtime owns the Kafka side and the offsets:
 - a SourceTask returns a streaming DataFrame with columns `key`, `value` (string or binary), optionally
   `headers` and `partition`; the runtime writes each micro-batch to Kafka with Spark's Kafka writer, then
   records `batch_offsets(batch)` in the offsets store. `resume` holds the stored offsets at task start.
+  A task that declares `batch_metrics` instead gets its offsets from aggregates observed during the
+  write itself (`observed_offsets`): one pass over the batch, nothing cached.
 - a SinkTask receives each micro-batch read by Spark's Kafka source (columns of that source) and writes
   it to its target; the runtime then commits the batch's Kafka offsets to the connector's consumer group.
 
@@ -23,9 +25,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 from sparklink.api.config import ConfigDef
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 ConnectorType = Literal["source", "sink"]
+RECORDS_METRIC = "sparklink_records"
+"""The name under which the runtime observes a batch's record count (see SourceTask.batch_metrics)."""
 Partition = dict[str, Any]
 Offset = dict[str, Any]
 
@@ -110,6 +114,18 @@ class SourceTask(Task):
     @abstractmethod
     def batch_offsets(self, batch: DataFrame) -> list[tuple[Partition, Offset]]:
         """The source offsets reached by one written micro-batch (a small Spark aggregation)."""
+
+    def batch_metrics(self) -> dict[str, Column] | None:
+        """Aggregate expressions (name -> column) the runtime observes on each batch while writing it.
+
+        With them the runtime writes the batch in one pass, uncached, and hands the observed values to
+        `observed_offsets`; None (the default) means: cache the batch and call `batch_offsets`. The
+        runtime adds the batch's record count under `RECORDS_METRIC`."""
+        return None
+
+    def observed_offsets(self, metrics: Mapping[str, Any]) -> list[tuple[Partition, Offset]]:
+        """The source offsets reached by a written batch, from the values of `batch_metrics`."""
+        raise NotImplementedError(f"{type(self).__name__} declares batch_metrics but not observed_offsets")
 
     def topics(self, ctx: TaskContext) -> list[str] | None:
         """Topics this task writes to, when known up front (saves a pass per batch for tracking)."""

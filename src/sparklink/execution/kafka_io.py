@@ -7,15 +7,17 @@ consumer-group offsets live in their own store (storage/group_offsets.py).
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from confluent_kafka.admin import AdminClient
 
 from sparklink.api.clients import client_config
+from sparklink.api.connector import RECORDS_METRIC
 from sparklink.api.task_config import TaskSettings
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, DataFrameWriter, SparkSession
 
 KAFKA_COLUMNS = ("topic", "key", "value", "headers", "partition")
 
@@ -24,19 +26,50 @@ def write_records(batch: DataFrame, bootstrap_servers: str, producer: dict[str, 
     """Write a batch's Kafka columns with Spark's Kafka writer; return how many records it held.
 
     `producer` holds Kafka producer settings (without the `kafka.` prefix Spark wants); its
-    `bootstrap.servers` overrides the worker's cluster.
+    `bootstrap.servers` overrides the worker's cluster. Counting first is a pass of its own: callers
+    that cache the batch anyway use this, the others `write_observed`.
     """
     count = batch.count()
     if count:
-        columns = [c for c in KAFKA_COLUMNS if c in batch.columns]
-        writer = batch.select(*columns).write.format("kafka")
-        settings = {"bootstrap.servers": bootstrap_servers, "acks": "all", **(producer or {})}
-        for key, value in settings.items():
-            writer = writer.option(f"kafka.{key}", value)
-        if "headers" in columns:
-            writer = writer.option("includeHeaders", "true")
-        writer.save()
+        _writer(batch, bootstrap_servers, producer).save()
     return count
+
+
+def write_observed(
+    batch: DataFrame,
+    bootstrap_servers: str,
+    producer: dict[str, str] | None,
+    metrics: Mapping[str, Column],
+) -> dict[str, Any] | None:
+    """Write a batch and return its record count (`RECORDS_METRIC`) and `metrics`, all observed by the
+    write itself: one pass over the batch, nothing counted or cached beforehand.
+
+    Spark delivers observed metrics of a write only through the DataSource V2 path (a V1 write runs
+    its query outside the command's plan), so this needs `kafka` off `spark.sql.sources.useV1SourceList`
+    (spark.py sets that). Returns None, without writing, when the session still writes Kafka as V1.
+    """
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    v1 = batch.sparkSession.conf.get("spark.sql.sources.useV1SourceList", "kafka") or ""
+    if "kafka" in {name.strip().lower() for name in v1.split(",")}:
+        return None
+    observation = Observation()
+    aggregates = [F.count(F.lit(1)).alias(RECORDS_METRIC), *(column.alias(name) for name, column in metrics.items())]
+    _writer(batch.observe(observation, *aggregates), bootstrap_servers, producer).save()
+    return dict(observation.get)
+
+
+def _writer(batch: DataFrame, bootstrap_servers: str, producer: dict[str, str] | None) -> DataFrameWriter:
+    columns = [c for c in KAFKA_COLUMNS if c in batch.columns]
+    writer = batch.select(*columns).write.format("kafka")
+    settings = {"bootstrap.servers": bootstrap_servers, "acks": "all", **(producer or {})}
+    for key, value in settings.items():
+        writer = writer.option(f"kafka.{key}", value)
+    if "headers" in columns:
+        writer = writer.option("includeHeaders", "true")
+    # Append is the only mode the V2 path takes (V1 treats it as the default, ErrorIfExists).
+    return writer.mode("append")
 
 
 def read_stream(

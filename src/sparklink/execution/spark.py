@@ -64,6 +64,9 @@ def build_session(
         "spark.sql.adaptive.enabled": "false",
         # Connect's maps keep the last value put for a key; Spark's default would fail the batch.
         "spark.sql.mapKeyDedupPolicy": "LAST_WIN",
+        # Spark's default list minus `kafka`: batch writes to Kafka take the DataSource V2 path, the one
+        # that delivers observed metrics, so a source batch is counted by its own write (kafka_io).
+        "spark.sql.sources.useV1SourceList": "avro,csv,json,orc,parquet,text",
         # The local sockets that move collected rows between the JVM and Python wait 15 s by default,
         # too little on a loaded machine (CANNOT_OPEN_SOCKET fails the task).
         "spark.python.authenticate.socketTimeout": "120s",

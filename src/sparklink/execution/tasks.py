@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from sparklink.api.connector import SinkTask, SourceTask, Task, TaskContext
+from sparklink.api.connector import RECORDS_METRIC, SinkTask, SourceTask, Task, TaskContext
 from sparklink.api.task_config import TaskSettings, sink_group
 from sparklink.execution import kafka_io, restarts
 from sparklink.execution.running import (
@@ -39,7 +39,7 @@ from sparklink.transforms import errors as record_errors
 from sparklink.transforms.pipeline import Outcome, Pipeline, compile_pipeline
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
 
 log = logging.getLogger(__name__)
@@ -239,10 +239,17 @@ class TaskQueries:
         3. record newly seen topics (KIP-558) in the status store;
         4. let the task react (`batch_written`, e.g. MirrorMaker's offset syncs), then update metrics.
         A crash between 1 and 2 replays the batch on restart: at least once, nothing lost.
+
+        A task with `batch_metrics` and a pass-through pipeline takes one pass: the write observes the
+        count and the task's aggregates (`_observed_batch`); otherwise the batch is cached, counted,
+        written and aggregated.
         """
         pipeline: Pipeline = run.extra["pipeline"]
-        batch.persist()
         outcome = pipeline.run(batch)
+        metrics = task.batch_metrics() if outcome.records is batch and outcome.errant is None else None
+        if metrics is not None and self._observed_batch(run, task, batch, batch_id, metrics, known_topics, producer):
+            return
+        batch.persist()
         try:
             records = outcome.records
             # Converter and transform failures tolerated by errors.tolerance=all are logged and skipped
@@ -267,6 +274,36 @@ class TaskQueries:
         finally:
             outcome.release()
             batch.unpersist()
+
+    def _observed_batch(
+        self,
+        run: RunningTask,
+        task: SourceTask,
+        batch: DataFrame,
+        batch_id: int,
+        metrics: dict[str, Column],
+        known_topics: list[str] | None,
+        producer: dict[str, str],
+    ) -> bool:
+        """`_source_batch` in one pass; False (nothing written) when the session cannot observe writes."""
+        pipeline: Pipeline = run.extra["pipeline"]
+        observed = record_errors.retrying(
+            pipeline.policy,
+            lambda: kafka_io.write_observed(batch, self.bootstrap_servers, producer, metrics),
+            lambda: run.stopping,
+        )
+        if observed is None:
+            return False
+        count = int(observed[RECORDS_METRIC] or 0)
+        if count == 0:
+            return True
+        self.offsets.put(run.connector, list(task.observed_offsets(observed)))
+        topics = known_topics if known_topics else _topics(batch)
+        run.events.topics_seen(run.connector, run.task_id, topics)
+        task.batch_written(batch, batch_id, run.ctx)
+        run.records += count
+        run.batches += 1
+        return True
 
     # ------------------------------------------------------------------ sinks
     def _start_sink(self, run: RunningTask, task: SinkTask) -> StreamingQuery | None:

@@ -39,7 +39,7 @@ from sparklink.connectors.mirror.syncs import BatchStats, OffsetSyncWriter
 from sparklink.connectors.mirror.topics import RemoteTopics
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,9 @@ _SPARK_PRODUCER_FORBIDDEN = {"key.serializer", "value.serializer"}
 # Records per micro-batch unless `sparklink.max.records.per.batch` says otherwise: bounds a batch
 # (cached by the runtime while it is written) when a task starts far behind.
 DEFAULT_MAX_RECORDS_PER_BATCH = 100_000
+# Up to this many partitions per task, a batch's offsets are observed during its write (three
+# aggregates per partition, one pass); beyond, a groupBy after the write costs less than the aggregates.
+MAX_OBSERVED_PARTITIONS = 64
 
 
 def encode_partition(topic: str, partition: int) -> str:
@@ -183,7 +186,7 @@ class MirrorSourceTask(SourceTask):
         if not self.partitions:
             raise ValueError(f"{TASK_PARTITIONS} names no partitions")
         self.remote = {t: s.policy.format_remote_topic(s.source, t) for t, _ in self.partitions}
-        self._stats: tuple[object, list[BatchStats]] | None = None
+        self._stats: tuple[DataFrame | None, list[BatchStats]] | None = None
         interceptor.require(ctx.spark)
         self.syncs: OffsetSyncWriter | None = None
         if s[EMIT_OFFSET_SYNCS]:
@@ -255,6 +258,34 @@ class MirrorSourceTask(SourceTask):
             .collect()
         )
         stats = [BatchStats(r["src_topic"], int(r["partition"]), int(r["n"]), int(r["lo"]), int(r["hi"])) for r in rows]
+        return self._remember(batch, stats)
+
+    def batch_metrics(self) -> dict[str, Column] | None:
+        """Count, first and last upstream offset of each assigned partition, observed during the write.
+
+        Three aggregates per partition; past `MAX_OBSERVED_PARTITIONS` the runtime's groupBy is cheaper."""
+        from pyspark.sql import functions as F
+
+        if len(self.partitions) > MAX_OBSERVED_PARTITIONS:
+            return None
+        metrics: dict[str, Column] = {}
+        for i, (topic, partition) in enumerate(self.partitions):
+            mine = (F.col("src_topic") == F.lit(topic)) & (F.col("partition") == F.lit(partition))
+            metrics[f"n{i}"] = F.count_if(mine)
+            metrics[f"lo{i}"] = F.min(F.when(mine, F.col("src_offset")))
+            metrics[f"hi{i}"] = F.max(F.when(mine, F.col("src_offset")))
+        return metrics
+
+    def observed_offsets(self, metrics: Mapping[str, Any]) -> list[tuple[Partition, Offset]]:
+        stats = [
+            BatchStats(topic, partition, int(metrics[f"n{i}"]), int(metrics[f"lo{i}"]), int(metrics[f"hi{i}"]))
+            for i, (topic, partition) in enumerate(self.partitions)
+            if metrics[f"n{i}"]
+        ]
+        return self._remember(None, stats)
+
+    def _remember(self, batch: DataFrame | None, stats: list[BatchStats]) -> list[tuple[Partition, Offset]]:
+        """Keep the batch's stats for `batch_written`; return its MM2 source offsets."""
         self._stats = (batch, stats)
         source = self.settings.source
         return [(offsets.source_partition(source, st.topic, st.partition), {"offset": st.last}) for st in stats]
@@ -264,7 +295,8 @@ class MirrorSourceTask(SourceTask):
             return
         seen, stats = self._stats
         self._stats = None
-        if seen is batch:
+        # Observed stats (seen is None) come from the write that just finished, in this same batch.
+        if seen is None or seen is batch:
             self.syncs.batch_written(batch, stats)
 
 

@@ -1,0 +1,154 @@
+"""Mirror latency: produce on A -> readable on B, p50/p99 at a steady rate, sparklink vs Apache MM2.
+
+Run: .venv/bin/python -m bench.mirror --latency [--rate 5000] [--duration 30] [--trigger-ms 100]
+
+For each system in turn (same source cluster, a fresh target cluster each): the mirror starts on an
+empty topic; a warm-up record must come through (so start-up is not measured); then a paced producer
+sends `rate` records/s of 1 KiB for `duration` seconds to A, each stamped with its send time
+(nanoseconds since the epoch, header `bench-sent`), while a consumer on B reads the remote topic and
+records receive - send for every stamped record. Both mirrors keep headers. The clocks are the same
+host's. Caller: bench.mirror's `--latency` mode, which writes the JSON.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
+
+from confluent_kafka import Consumer, Producer
+
+from sparklink.kafka_clients import client_config
+from sparklink.platform.kafka import KafkaCluster
+
+TOPIC = "bench-latency"  # each system gets its own: `<TOPIC>-<system>`
+HEADER = "bench-sent"
+TICK_S = 0.01  # the producer sends rate * TICK_S records every tick
+
+
+def _percentile(sorted_values: list[float], q: float) -> float:
+    if not sorted_values:
+        return float("nan")
+    index = min(len(sorted_values) - 1, max(0, round(q * (len(sorted_values) - 1))))
+    return sorted_values[index]
+
+
+class Receiver:
+    """Reads the remote topic on B and keeps the latency of every stamped record it sees."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        self.latencies_ms: list[float] = []
+        self.warm = threading.Event()
+        self._stop = threading.Event()
+        config = client_config(
+            bootstrap,
+            **{
+                "group.id": f"bench-latency-{time.time_ns()}",
+                "auto.offset.reset": "earliest",
+                "fetch.wait.max.ms": 5,
+                # The remote topic may not exist yet when the receiver subscribes: look again soon.
+                "topic.metadata.refresh.interval.ms": 1000,
+            },
+        )
+        self._consumer = Consumer(config)
+        self._consumer.subscribe([topic])
+        self._thread = threading.Thread(target=self._loop, name="latency-receiver", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            for message in self._consumer.consume(num_messages=1000, timeout=0.05):
+                now = time.time_ns()
+                if message.error():
+                    continue
+                for key, value in message.headers() or []:
+                    if key == HEADER and value:
+                        if value == b"warm-up":
+                            self.warm.set()
+                        else:
+                            self.latencies_ms.append((now - int(value)) / 1e6)
+        self._consumer.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(30)
+
+
+def _produce_paced(producer: Producer, topic: str, rate: int, duration: float) -> int:
+    """Send `rate` records/s for `duration` s in ticks of TICK_S; returns how many were sent."""
+    payload = b"x" * 1024
+    per_tick = max(1, round(rate * TICK_S))
+    sent = 0
+    start = time.monotonic()
+    tick = 0
+    while time.monotonic() - start < duration:
+        due = start + tick * TICK_S
+        if due > time.monotonic():
+            time.sleep(due - time.monotonic())
+        for _ in range(per_tick):
+            while True:
+                try:
+                    producer.produce(topic, payload, headers=[(HEADER, str(time.time_ns()).encode())])
+                    break
+                except BufferError:
+                    producer.poll(0.01)
+        sent += per_tick
+        producer.poll(0)
+        tick += 1
+    producer.flush(60)
+    return sent
+
+
+def measure(
+    source: KafkaCluster,
+    target: KafkaCluster,
+    topic: str,
+    mirror: Callable[[], AbstractContextManager[Any]],
+    rate: int,
+    duration: float,
+) -> dict[str, Any]:
+    """One system: start the mirror of `topic` (on A, empty and this system's alone: a mirror starts at the
+    earliest offset), warm it up, produce at `rate`, and read the latencies on B."""
+    producer = Producer(client_config(source.bootstrap_servers, **{"linger.ms": 1, "acks": "all"}))
+    with mirror():
+        receiver = Receiver(target.bootstrap_servers, f"S.{topic}")
+        try:
+            deadline = time.monotonic() + 300
+            while not receiver.warm.is_set():
+                producer.produce(topic, b"warm-up", headers=[(HEADER, b"warm-up")])
+                producer.flush(30)
+                if receiver.warm.wait(2.0):
+                    break
+                if time.monotonic() > deadline:
+                    raise TimeoutError("no warm-up record reached the target in 5 minutes")
+            sent = _produce_paced(producer, topic, rate, duration)
+            deadline = time.monotonic() + 120
+            while len(receiver.latencies_ms) < sent and time.monotonic() < deadline:
+                time.sleep(0.2)
+        finally:
+            receiver.stop()
+    values = sorted(receiver.latencies_ms)
+    return {
+        "sent": sent,
+        "received": len(values),
+        "p50_ms": _percentile(values, 0.50),
+        "p99_ms": _percentile(values, 0.99),
+        "max_ms": values[-1] if values else float("nan"),
+    }
+
+
+def print_latency(results: dict[str, Any]) -> None:
+    print(f"\nmirror latency, {results['rate']} records/s x {results['duration_s']} s, 1 KiB")
+    print(f"{'':28}{'sent':>9}{'received':>10}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}")
+    for key, label in (("sparklink", "sparklink MirrorSource"), ("apache_mm2", "Apache MirrorMaker 2")):
+        if key in results:
+            r = results[key]
+            print(
+                f"{label:28}{r['sent']:>9}{r['received']:>10}{r['p50_ms']:>9.1f}{r['p99_ms']:>9.1f}{r['max_ms']:>9.1f}"
+            )
+    if "sparklink" in results and "apache_mm2" in results:
+        s, a = results["sparklink"], results["apache_mm2"]
+        p50, p99 = s["p50_ms"] / a["p50_ms"], s["p99_ms"] / a["p99_ms"]
+        print(f"{'ratio sparklink / MM2':28}{'':19}{p50:>8.2f}x{p99:>8.2f}x")

@@ -95,7 +95,8 @@ def run_systems(
 ) -> int:
     """Start one broker, then for each system: start it (`starter(name, bootstrap)`), measure it
     (`measure(system, bootstrap)`) and stop it. `summarize(report, results)` prints and adds the
-    comparison; the report goes to bench/results/<kind>-<time>.json. Returns the exit code."""
+    comparison; the report goes to bench/results/<kind>-<time>.json, with the Apache Connect version
+    from `results["apache"]["info"]` when a system measured one. Returns the exit code."""
     signal.signal(signal.SIGINT, _raise_interrupt)  # explicit: a shell starting us in the background ignores it
     signal.signal(signal.SIGTERM, _raise_interrupt)
     started = datetime.now()
@@ -111,6 +112,9 @@ def run_systems(
                 results[name] = measure(system, kafka.bootstrap_servers)
         report["machine"]["loadavg_end"] = os.getloadavg()
         report["systems"] = results
+        apache = results.get("apache", {}).get("info")
+        if isinstance(apache, dict):  # the version Apache Connect reported at GET /
+            report.setdefault("versions", {})["apache_connect"] = apache.get("version")
         summarize(report, results)
         RESULTS_DIR.mkdir(parents=True, exist_ok=True)
         path = RESULTS_DIR / f"{kind}-{started:%Y%m%d-%H%M%S}.json"

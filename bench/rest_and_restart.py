@@ -430,8 +430,6 @@ def main(argv: list[str] | None = None) -> int:
         return bench_system(system, args, bootstrap, work)
 
     def summarize(report: dict[str, Any], results: dict[str, Any]) -> None:
-        if "apache" in results:
-            report["versions"]["apache_connect"] = results["apache"]["info"].get("version")
         print_tables(results, args)
 
     return run_systems("rest_and_restart", report, work, args.systems, starter, measure, summarize)

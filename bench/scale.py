@@ -582,8 +582,6 @@ def main(argv: list[str] | None = None) -> int:
         return {"info": system.info, **bench_group(groups[system.name], bootstrap, args)}
 
     def summarize(report: dict[str, Any], results: dict[str, Any]) -> None:
-        if "apache" in results:
-            report["versions"]["apache_connect"] = results["apache"]["info"].get("version")
         print_tables(results, args)
 
     return run_systems("scale", report, work, args.systems, starter, measure, summarize)

@@ -197,8 +197,6 @@ def main(argv: list[str] | None = None) -> int:
         return functools.partial(start_apache, work / "apache", bootstrap, args.heap, plugin_jars(), args.start_timeout)
 
     def summarize(report: dict[str, Any], results: dict[str, Any]) -> None:
-        if "apache" in results:
-            report["versions"]["apache_connect"] = results["apache"]["info"].get("version")
         print_table(results, args)
 
     return run_systems(

@@ -5,9 +5,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
 import yaml
 
 from sparklink.operator.model import workers
+from sparklink.operator.model.conditions import REASON_INVALID_RESOURCE, ReconcileFailure
 from sparklink.operator.model.connectors import from_kafka_connector, from_mirror_maker_2
 from sparklink.operator.model.resources import Resource
 from sparklink.operator.runtime.kubernetes import desired_objects
@@ -112,3 +114,13 @@ def test_replicas_above_one_make_one_distributed_group_whose_pods_advertise_thei
     container = objects["Deployment"]["spec"]["template"]["spec"]["containers"][0]
     assert container["env"] == [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}]
     assert "rest.advertised.host.name=$POD_IP" in container["command"][-1]
+
+
+def test_negative_replicas_are_refused_before_any_worker_is_touched() -> None:
+    connect = dataclasses.replace(
+        resource("kafka-connect.yaml"), spec={**resource("kafka-connect.yaml").spec, "replicas": -1}
+    )
+    with pytest.raises(ReconcileFailure) as refused:
+        workers.from_resource(connect)
+    assert refused.value.reason == REASON_INVALID_RESOURCE
+    assert "spec.replicas -1: it must be 0 or more" in str(refused.value)

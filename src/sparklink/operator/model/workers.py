@@ -93,6 +93,13 @@ def from_resource(resource: Resource) -> WorkerSettings:
             REASON_INVALID_RESOURCE,
         )
     replicas = resource.spec.get("replicas")
+    if isinstance(replicas, int) and not isinstance(replicas, bool) and replicas < 0:
+        # Refused before the runtime sees it: scaling to a negative count would stop every worker.
+        raise ReconcileFailure(
+            f"{resource.kind} {resource.namespace}/{resource.name} has spec.replicas {replicas}: it must be 0 or "
+            "more (0 stops the workers and keeps the resource)",
+            REASON_INVALID_RESOURCE,
+        )
     config, ignored = worker_config(spec.get("config") or {})
     return WorkerSettings(
         bootstrap_servers=str(spec["bootstrapServers"]),

@@ -139,3 +139,32 @@ def test_restarted_worker_restores_target_states(worker_factory: WorkerFactory) 
     assert status(second.url, "s")["connector"]["state"] == "STOPPED" and status(second.url, "s")["tasks"] == []
     assert task_states(second.url, "r") == ["PAUSED", "PAUSED"]
     assert len(httpx.get(f"{second.url}/connectors/r/tasks", timeout=10).json()) == 2
+
+
+def test_a_source_batch_is_one_spark_job_whose_write_yields_its_offsets(worker_factory: WorkerFactory) -> None:
+    """The write observes the batch's count and highest seq: no caching, counting or aggregating
+    pass of its own, and the stored offset is still exactly the next seq to write."""
+    worker = worker_factory()
+    topic = unique("onepass")
+    config = datagen(topic, **{"records.per.second": "100", "total.records": "300", "tasks.max": "1"})
+    response = httpx.post(f"{worker.url}/connectors", json={"name": "onepass", "config": config}, timeout=60)
+    assert response.status_code == 201
+    wait_for(lambda: task_states(worker.url, "onepass") == ["RUNNING"], 60, "the task RUNNING")
+    (run,) = [r for r in worker.worker.tasks.runs() if r.connector == "onepass"]
+    assert run.query is not None
+    query = run.query
+
+    def stored() -> list[object]:
+        return list(httpx.get(f"{worker.url}/connectors/onepass/offsets", timeout=30).json()["offsets"])
+
+    wait_for(lambda: stored() == [{"partition": {"task": 0}, "offset": {"position": 300}}], 60, "offset 300")
+    wait_for(lambda: len(query.recentProgress) >= 4, 60, "four batches")
+    assert httpx.put(f"{worker.url}/connectors/onepass/stop", timeout=60).status_code == 204
+    wait_for(lambda: not query.isActive, 60, "the task's query stopped")
+
+    # Spark runs a query's batch jobs, foreachBatch's included, in a job group named by its run id.
+    jobs = worker.spark.sparkContext.statusTracker().getJobIdsForGroup(str(query.runId))
+    batches = len(query.recentProgress)
+    assert batches >= 4
+    # A stop can cut the last batch between its job and its progress report: at most one job more.
+    assert len(jobs) <= batches + 1, f"{len(jobs)} Spark jobs for {batches} batches"

@@ -18,13 +18,13 @@ import json
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sparklink.api import config as cfg
 from sparklink.api.connector import Offset, Partition, SourceConnector, SourceTask, TaskContext
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
 CONFIG = (
     cfg.ConfigDef()
@@ -187,6 +187,16 @@ class DatagenTask(SourceTask):
         if top is None or top[0] is None:
             return []
         return [(self._partition, {"position": int(top[0]) + 1})]
+
+    def batch_metrics(self) -> dict[str, Column] | None:
+        """The batch's highest seq, observed while it is written: a batch is one Spark job."""
+        from pyspark.sql import functions as F
+
+        return {"max_seq": F.max("seq")}
+
+    def observed_offsets(self, metrics: Mapping[str, Any]) -> list[tuple[Partition, Offset]]:
+        top = metrics.get("max_seq")
+        return [] if top is None else [(self._partition, {"position": int(top) + 1})]
 
     def topics(self, ctx: TaskContext) -> list[str] | None:
         return [ctx.config["topic"]]

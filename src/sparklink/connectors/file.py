@@ -38,7 +38,7 @@ from sparklink.api.connector import (
 )
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
 FILENAME_FIELD = "filename"
 POSITION_FIELD = "position"
@@ -128,6 +128,16 @@ class FileStreamSourceTask(SourceTask):
         if top is None or top[0] is None:
             return []
         return [(self._partition, {POSITION_FIELD: int(top[0])})]
+
+    def batch_metrics(self) -> dict[str, Column] | None:
+        """The batch's furthest file position, observed while it is written: one Spark job a batch."""
+        from pyspark.sql import functions as F
+
+        return {"end": F.max("_position")}
+
+    def observed_offsets(self, metrics: Mapping[str, Any]) -> list[tuple[Partition, Offset]]:
+        end = metrics.get("end")
+        return [] if end is None else [(self._partition, {POSITION_FIELD: int(end)})]
 
     def topics(self, ctx: TaskContext) -> list[str] | None:
         return [ctx.config["topic"]]

@@ -7,7 +7,7 @@ consumer-group offsets live in their own store (storage/group_offsets.py).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from confluent_kafka.admin import AdminClient
@@ -40,13 +40,17 @@ def write_observed(
     bootstrap_servers: str,
     producer: dict[str, str] | None,
     metrics: Mapping[str, Column],
+    convert: Callable[[DataFrame], DataFrame] | None = None,
 ) -> dict[str, Any] | None:
     """Write a batch and return its record count (`RECORDS_METRIC`) and `metrics`, all observed by the
     write itself: one pass over the batch, nothing counted or cached beforehand.
 
-    Spark delivers observed metrics of a write only through the DataSource V2 path (a V1 write runs
-    its query outside the command's plan), so this needs `kafka` off `spark.sql.sources.useV1SourceList`
-    (spark.py sets that). Returns None, without writing, when the session still writes Kafka as V1.
+    The aggregates watch `batch` as the task made it; `convert` (the task's converters) turns it into
+    the Kafka columns above that point of the plan, so offsets come from the task's own columns while
+    the write takes the converted ones. Spark delivers observed metrics of a write only through the
+    DataSource V2 path (a V1 write runs its query outside the command's plan), so this needs `kafka`
+    off `spark.sql.sources.useV1SourceList` (spark.py sets that). Returns None, without writing, when
+    the session still writes Kafka as V1.
     """
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
@@ -56,7 +60,8 @@ def write_observed(
         return None
     observation = Observation()
     aggregates = [F.count(F.lit(1)).alias(RECORDS_METRIC), *(column.alias(name) for name, column in metrics.items())]
-    _writer(batch.observe(observation, *aggregates), bootstrap_servers, producer).save()
+    watched = batch.observe(observation, *aggregates)
+    _writer(convert(watched) if convert else watched, bootstrap_servers, producer).save()
     return dict(observation.get)
 
 

@@ -240,15 +240,17 @@ class TaskQueries:
         4. let the task react (`batch_written`, e.g. MirrorMaker's offset syncs), then update metrics.
         A crash between 1 and 2 replays the batch on restart: at least once, nothing lost.
 
-        A task with `batch_metrics` and a pass-through pipeline takes one pass: the write observes the
-        count and the task's aggregates (`_observed_batch`); otherwise the batch is cached, counted,
-        written and aggregated.
+        A task with `batch_metrics` whose records pass through converters only (no transforms, none
+        skipped by errors.tolerance=all) takes one pass: the write observes the count and the task's
+        aggregates (`_observed_batch`), one Spark job per batch. Otherwise the batch is cached,
+        counted, written and aggregated: three jobs.
         """
         pipeline: Pipeline = run.extra["pipeline"]
-        outcome = pipeline.run(batch)
-        metrics = task.batch_metrics() if outcome.records is batch and outcome.errant is None else None
+        one_pass = not pipeline.steps and not pipeline.policy.tolerant
+        metrics = task.batch_metrics() if one_pass else None
         if metrics is not None and self._observed_batch(run, task, batch, batch_id, metrics, known_topics, producer):
             return
+        outcome = pipeline.run(batch)
         batch.persist()
         try:
             records = outcome.records
@@ -287,9 +289,14 @@ class TaskQueries:
     ) -> bool:
         """`_source_batch` in one pass; False (nothing written) when the session cannot observe writes."""
         pipeline: Pipeline = run.extra["pipeline"]
+
+        def convert(watched: DataFrame) -> DataFrame:
+            # Converters only (see `_source_batch`): nothing is split off or cached.
+            return pipeline.run(watched).records
+
         observed = record_errors.retrying(
             pipeline.policy,
-            lambda: kafka_io.write_observed(batch, self.bootstrap_servers, producer, metrics),
+            lambda: kafka_io.write_observed(batch, self.bootstrap_servers, producer, metrics, convert),
             lambda: run.stopping,
         )
         if observed is None:

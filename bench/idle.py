@@ -10,7 +10,11 @@ from the jars, see bench/rest_and_restart.py). Per system:
 2. `--connectors` connectors that are idle once caught up, alternating FileStreamSource (a file of
    10 lines that is not written to again) and FileStreamSink (a topic nobody produces to), the
    same classes on both systems; all RUNNING, the 10 lines of each source delivered, `--settle` s,
-   then CPU over `--sample` s.
+   then CPU over `--sample` s;
+3. those deleted, `--connectors` sparse sources: sparklink's datagen and its Java twin
+   (`bench.connect_datagen`) at `--sparse-rate` records/s each (1 task), RUNNING and writing,
+   `--settle` s, then CPU over `--sample` s (`--sparse-rate 0` skips this phase). This is the
+   "connectors at 1 record/s" row of the performance issue.
 
 CPU is user+system time of the worker's process and its descendants (sparklink's Python worker, its
 Spark JVM and any Python worker Spark started; Apache's JVM) from /proc, reported as cores, with a
@@ -37,9 +41,11 @@ import httpx
 from confluent_kafka import Consumer, TopicPartition
 from rich.table import Table
 
+from bench import connect_datagen
 from bench.harness import System, console, run_systems, tree_processes
 from bench.rest_and_restart import (
     FILE_SOURCE,
+    connector_config,
     create_connector,
     create_topics,
     machine_facts,
@@ -61,6 +67,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--connectors", type=int, default=4, help="idle connectors (sources and sinks alternate)")
     p.add_argument("--sample", type=float, default=30.0, help="seconds of CPU sampled per phase")
     p.add_argument("--settle", type=float, default=20.0, help="seconds to let start-up work finish first")
+    p.add_argument("--sparse-rate", type=int, default=1, help="records/s of each sparse source (0: skip)")
     p.add_argument("--heap", default="512m", help="Apache Connect -Xmx")
     p.add_argument("--start-timeout", type=float, default=240.0, help="seconds for a worker or connector to start")
     args = p.parse_args(argv)
@@ -146,7 +153,41 @@ def bench_system(system: System, args: argparse.Namespace, bootstrap: str, work:
         for name in configs:
             with contextlib.suppress(httpx.HTTPError):
                 client.delete(f"/connectors/{name}")
+        if args.sparse_rate > 0:
+            out["sparse"] = sparse_phase(system, args, bootstrap, work, client)
     return out
+
+
+def sparse_phase(
+    system: System, args: argparse.Namespace, bootstrap: str, work: Path, client: httpx.Client
+) -> dict[str, Any]:
+    """CPU with `--connectors` datagen sources writing `--sparse-rate` records/s each."""
+    stamp = f"{system.name}-{int(time.time())}"
+    topics = {f"sparse-{i}": f"bench-sparse-{stamp}-{i}" for i in range(args.connectors)}
+    create_topics(bootstrap, sorted(topics.values()))
+    for name, topic in topics.items():
+        config = connector_config(system.name, "datagen", topic, 1, args.sparse_rate, work / "unused")
+        create_connector(client, name, config)
+    for name in topics:
+        wait_running(client, name, 1, args.start_timeout)
+    deadline = time.monotonic() + args.start_timeout
+    while any(topic_size(bootstrap, t) == 0 for t in topics.values()):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the sparse sources wrote nothing in {args.start_timeout:.0f}s")
+        time.sleep(0.5)
+    console.print(
+        f"[bold]{system.name}[/bold]: {len(topics)} sources at {args.sparse_rate} record/s,"
+        f" settle {args.settle:.0f} s, sample {args.sample:.0f} s"
+    )
+    time.sleep(args.settle)
+    before = {t: topic_size(bootstrap, t) for t in topics.values()}
+    sample = sample_cores(system.pid, args.sample)
+    written = sum(topic_size(bootstrap, t) - before[t] for t in topics.values())
+    sample["records_per_s"] = round(written / sample["seconds"], 2)
+    for name in topics:
+        with contextlib.suppress(httpx.HTTPError):
+            client.delete(f"/connectors/{name}")
+    return sample
 
 
 # ---------------------------------------------------------------------------------------- report
@@ -173,6 +214,26 @@ def print_table(results: dict[str, Any], args: argparse.Namespace) -> None:
         ours, theirs = results["sparklink"]["idle"]["cores"], results["apache"]["idle"]["cores"]
         ratio = ours / theirs if theirs > 0 else float("inf")
         console.print(f"sparklink / apache, {args.connectors} idle connectors: {ratio:.2f}x")
+    if args.sparse_rate <= 0:
+        return
+    sparse = Table(title=f"Worker CPU (cores) with {args.connectors} sources at {args.sparse_rate} record/s each")
+    for col in ("system", "cores", "records/s seen", "by process", "load avg 1m"):
+        sparse.add_column(col, justify="left" if col in ("system", "by process") else "right")
+    for name, res in results.items():
+        row = res.get("sparse")
+        if row is None:
+            continue
+        sparse.add_row(
+            name,
+            f"{row['cores']:.3f}",
+            f"{row['records_per_s']:.1f}",
+            ", ".join(f"{k} {v:.3f}" for k, v in row["by_process"].items()),
+            f"{row['loadavg_before'][0]:.1f}-{row['loadavg_after'][0]:.1f}",
+        )
+    console.print(sparse)
+    if {"sparklink", "apache"} <= results.keys() and results["apache"].get("sparse", {}).get("cores"):
+        ratio = results["sparklink"]["sparse"]["cores"] / results["apache"]["sparse"]["cores"]
+        console.print(f"sparklink / apache, {args.connectors} sources at {args.sparse_rate} record/s: {ratio:.2f}x")
 
 
 # ---------------------------------------------------------------------------------------- main
@@ -193,11 +254,15 @@ def main(argv: list[str] | None = None) -> int:
     def starter(name: str, bootstrap: str) -> Callable[[], System]:
         if name == "sparklink":
             return functools.partial(start_sparklink, work / "sparklink", bootstrap, args.start_timeout)
-        return functools.partial(start_apache, work / "apache", bootstrap, args.heap, (), args.start_timeout)
+        jars = (connect_datagen.build_jar(work / "datagen-jar"),) if args.sparse_rate > 0 else ()
+        return functools.partial(start_apache, work / "apache", bootstrap, args.heap, jars, args.start_timeout)
 
     def summarize(report: dict[str, Any], results: dict[str, Any]) -> None:
         if {"sparklink", "apache"} <= results.keys() and results["apache"]["idle"]["cores"] > 0:
             report["ratio"] = round(results["sparklink"]["idle"]["cores"] / results["apache"]["idle"]["cores"], 2)
+        sparse = [results[s].get("sparse", {}).get("cores") for s in ("sparklink", "apache") if s in results]
+        if len(sparse) == 2 and sparse[0] is not None and sparse[1]:
+            report["sparse_ratio"] = round(sparse[0] / sparse[1], 2)
         print_table(results, args)
 
     return run_systems(

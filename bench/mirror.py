@@ -12,7 +12,7 @@ replication itself (first to last record on B). CPU seconds (user + system, whol
 taken over the same window, and peak RSS (process tree) over the whole run, from /proc.
 Results: a table on stdout and JSON in bench/results/mirror-<timestamp>.json.
 `--profile` runs sparklink in-process instead and reports the task-seconds of each batch phase.
-`--latency [--rate 5000 --duration 30 --trigger-ms 100]` measures produce-on-A -> readable-on-B
+`--latency [--rate 5000 --duration 30 --warmup 15 --trigger-ms 100]` measures produce-on-A -> readable-on-B
 latency p50/p99 at a steady rate instead (bench/mirror_latency.py), into mirror-latency-<timestamp>.json.
 """
 
@@ -397,6 +397,9 @@ def main() -> None:
         "--trigger-ms", type=int, default=100, help="--latency: sparklink's task.trigger.interval.ms for this run"
     )
     parser.add_argument(
+        "--warmup", type=float, default=15.0, help="--latency: seconds of unmeasured traffic at --rate first"
+    )
+    parser.add_argument(
         "--profile", action="store_true", help="instead of comparing: profile sparklink in-process, phase by phase"
     )
     args = parser.parse_args()
@@ -468,6 +471,7 @@ def latency_main(args: argparse.Namespace) -> None:
         "mode": "latency",
         "rate": args.rate,
         "duration_s": args.duration,
+        "warmup_s": args.warmup,
         "partitions": args.partitions,
         "tasks": args.tasks,
         "sparklink_trigger_ms": args.trigger_ms,
@@ -491,7 +495,7 @@ def latency_main(args: argparse.Namespace) -> None:
                 )
             else:
                 mirror = functools.partial(apache_mirror, work / key, source, target, topic, args.tasks)
-            results[key] = mirror_latency.measure(source, target, topic, mirror, args.rate, args.duration)
+            results[key] = mirror_latency.measure(source, target, topic, mirror, args.rate, args.duration, args.warmup)
             results[f"load_after_{key}"] = os.getloadavg()
             print(json.dumps(results[key]), flush=True)
             target.stop()

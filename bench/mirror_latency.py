@@ -1,9 +1,10 @@
 """Mirror latency: produce on A -> readable on B, p50/p99 at a steady rate, sparklink vs Apache MM2.
 
-Run: .venv/bin/python -m bench.mirror --latency [--rate 5000] [--duration 30] [--trigger-ms 100]
+Run: .venv/bin/python -m bench.mirror --latency [--rate 5000] [--duration 30] [--warmup 15] [--trigger-ms 100]
 
 For each system in turn (same source cluster, a fresh target cluster each): the mirror starts on an
-empty topic; a warm-up record must come through (so start-up is not measured); then a paced producer
+empty topic; a warm-up record must come through (so start-up is not measured), then `--warmup` s of
+unmeasured traffic at the rate (so neither JVM is measured cold); then a paced producer
 sends `rate` records/s of 1 KiB for `duration` seconds to A, each stamped with its send time
 (nanoseconds since the epoch, header `bench-sent`), while a consumer on B reads the remote topic and
 records receive - send for every stamped record. Both mirrors keep headers. The clocks are the same
@@ -76,8 +77,10 @@ class Receiver:
         self._thread.join(30)
 
 
-def _produce_paced(producer: Producer, topic: str, rate: int, duration: float) -> int:
-    """Send `rate` records/s for `duration` s in ticks of TICK_S; returns how many were sent."""
+def _produce_paced(producer: Producer, topic: str, rate: int, duration: float, measured: bool = True) -> int:
+    """Send `rate` records/s for `duration` s in ticks of TICK_S; returns how many were sent.
+
+    Unmeasured records carry the warm-up stamp instead of their send time."""
     payload = b"x" * 1024
     per_tick = max(1, round(rate * TICK_S))
     sent = 0
@@ -90,7 +93,8 @@ def _produce_paced(producer: Producer, topic: str, rate: int, duration: float) -
         for _ in range(per_tick):
             while True:
                 try:
-                    producer.produce(topic, payload, headers=[(HEADER, str(time.time_ns()).encode())])
+                    stamp = str(time.time_ns()).encode() if measured else b"warm-up"
+                    producer.produce(topic, payload, headers=[(HEADER, stamp)])
                     break
                 except BufferError:
                     producer.poll(0.01)
@@ -108,9 +112,14 @@ def measure(
     mirror: Callable[[], AbstractContextManager[Any]],
     rate: int,
     duration: float,
+    warmup: float = 0.0,
 ) -> dict[str, Any]:
     """One system: start the mirror of `topic` (on A, empty and this system's alone: a mirror starts at the
-    earliest offset), warm it up, produce at `rate`, and read the latencies on B."""
+    earliest offset), warm it up, produce at `rate`, and read the latencies on B.
+
+    Warming up is one record through, then `warmup` s of traffic at `rate` whose records are not
+    measured: a JVM that has just started (either system's) runs its first batches interpreted, and
+    those seconds of backlog would otherwise dominate a short measurement of the steady state."""
     producer = Producer(client_config(source.bootstrap_servers, **{"linger.ms": 1, "acks": "all"}))
     with mirror():
         receiver = Receiver(target.bootstrap_servers, f"S.{topic}")
@@ -123,6 +132,8 @@ def measure(
                     break
                 if time.monotonic() > deadline:
                     raise TimeoutError("no warm-up record reached the target in 5 minutes")
+            if warmup > 0:
+                _produce_paced(producer, topic, rate, warmup, measured=False)
             sent = _produce_paced(producer, topic, rate, duration)
             deadline = time.monotonic() + 120
             while len(receiver.latencies_ms) < sent and time.monotonic() < deadline:

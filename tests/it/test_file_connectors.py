@@ -5,7 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
+import pytest
+from confluent_kafka import Producer
 
+from sparklink.execution import kafka_io
+from sparklink.kafka_clients import client_config
 from sparklink.platform.kafka import KafkaCluster
 from sparklink.runtime import Runtime
 from tests.conftest import WorkerFactory
@@ -78,3 +82,32 @@ def test_recreated_source_resumes_from_its_stored_position(
     assert [r.value().decode() for r in records] == [f"first {n}" for n in range(5)] + [f"second {n}" for n in range(3)]
     wait_for(lambda: _stored_position(worker, "tail") == source_file.stat().st_size, 30, "the second run's position")
     assert topic_size(kafka.bootstrap_servers, topic) == 8
+
+
+def test_a_sink_behind_a_backlog_reads_it_in_bounded_batches(
+    worker_factory: WorkerFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a bound in its config a sink still reads at most SINK_BATCH_RECORDS per batch: a large
+    backlog is never one batch brought to the driver. The bound is lowered here to keep the topic small."""
+    monkeypatch.setattr(kafka_io, "SINK_BATCH_RECORDS", 40)
+    worker = worker_factory()
+    topic, sink_file = unique("backlog"), tmp_path / "backlog.txt"
+    create_topic(worker.config.bootstrap_servers, topic)
+    producer = Producer(client_config(worker.config.bootstrap_servers))
+    for n in range(200):
+        producer.produce(topic, f"record {n}".encode())
+    assert producer.flush(30) == 0
+    config = {"connector.class": "FileStreamSink", "file": str(sink_file), "topics": topic}
+    _create(worker, "backlog", config)
+    wait_for(lambda: len(_lines(sink_file)) == 200, 120, "the whole backlog in the file")
+    assert _lines(sink_file) == [f"record {n}" for n in range(200)]
+    (run,) = [r for r in worker.worker.tasks.runs() if r.connector == "backlog"]
+    assert run.query is not None
+    query = run.query
+
+    def sizes() -> list[int]:
+        return [int(p["numInputRows"]) for p in query.recentProgress]
+
+    # A batch's progress is reported after its records are written: wait for the last one's.
+    wait_for(lambda: sum(sizes()) == 200, 30, "every batch's progress")
+    assert max(sizes()) == 40, sizes()

@@ -77,6 +77,13 @@ def _writer(batch: DataFrame, bootstrap_servers: str, producer: dict[str, str] |
     return writer.mode("append")
 
 
+SINK_BATCH_RECORDS = 20_000
+"""Records per sink micro-batch when the task config sets no bound. Unbounded, a sink that starts
+behind takes its whole backlog as one batch, which the runtime caches and a sink like the file sink
+brings to the driver: 200,000 records of 1 KiB ran a 1 GiB driver out of heap. Connect's consumer
+likewise reads in bounded polls (max.poll.records)."""
+
+
 def read_stream(
     spark: SparkSession,
     bootstrap_servers: str,
@@ -99,8 +106,10 @@ def read_stream(
         .option("failOnDataLoss", "false")
         .option("includeHeaders", "true")
     )
-    if settings.max_records_per_batch:
-        reader = reader.option("maxOffsetsPerTrigger", str(settings.max_records_per_batch))
+    # A task that waits for a minimum (a lake sink rolling files on a timer) wants all that waits.
+    limit = settings.max_records_per_batch or (None if settings.min_records_per_batch else SINK_BATCH_RECORDS)
+    if limit:
+        reader = reader.option("maxOffsetsPerTrigger", str(limit))
     if settings.min_records_per_batch:
         # Spark then starts a batch only once this many records wait, or once the delay has passed
         # since it last started one: a task sets its own batch cadence (e.g. a file roll interval).

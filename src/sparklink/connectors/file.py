@@ -175,8 +175,11 @@ class FileStreamSinkTask(SinkTask):
         # them as text (objects as JSON) before they reach Python.
         raw = batch.schema["value"].dataType.typeName() == "binary"
         column = "value" if raw else "CAST(value AS STRING) AS value"
-        values = (row[0] for row in batch.selectExpr(column).toLocalIterator())
-        append_lines(Path(ctx.config["file"]), (_line(value) for value in values))
+        # Arrow brings the values over as columns, not as one pickled Row per record: the batch is
+        # bounded (kafka_io.SINK_BATCH_RECORDS), so holding it whole is fine.
+        values = batch.selectExpr(column).toArrow().column(0)
+        lines = (_line(value) for chunk in values.chunks for value in chunk.to_pylist())
+        append_lines(Path(ctx.config["file"]), lines)
 
 
 def _line(value: Any) -> bytes:

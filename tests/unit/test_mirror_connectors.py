@@ -185,3 +185,50 @@ def test_source_task_offsets_from_observed_metrics_skip_partitions_without_recor
     # The batch's stats wait for batch_written; u-x-3 had a gap (2 records over offsets 7..9).
     assert task._stats is not None
     assert [(s.topic, s.partition, s.contiguous) for s in task._stats[1]] == [("t", 0, True), ("u-x", 3, False)]
+
+
+def test_checkpoint_tasks_asked_for_before_the_first_group_load_are_asked_for_again_once_it_completes() -> None:
+    """MM2 answers taskConfigs with a RetriableException until its first group load is done; we answer
+    with no tasks, so the connector must finish the load itself and ask for tasks again, not wait for
+    the 10-minute group refresh."""
+    from sparklink.connectors.mirror.config import CHECKPOINT_DEF, MirrorSettings
+
+    requests: list[str] = []
+
+    class Context:
+        def request_task_reconfiguration(self) -> None:
+            requests.append("reconfigure")
+
+    connector = MirrorCheckpointConnector()
+    connector.config = {
+        "name": "mc",
+        "source.cluster.alias": "a",
+        "target.cluster.alias": "b",
+        "source.cluster.bootstrap.servers": "127.0.0.1:1",
+        "target.cluster.bootstrap.servers": "127.0.0.1:2",
+        "groups": "g.*",
+    }
+    connector.context = Context()  # type: ignore[assignment]
+    connector.settings = MirrorSettings.parse(CHECKPOINT_DEF, connector.config)
+    connector.known_groups = None
+    connector._awaiting_groups = False
+    loads = iter([RuntimeError("the source cluster timed out"), {"g1", "g2"}])
+
+    def find_groups() -> set[str]:
+        outcome = next(loads)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    connector.find_groups = find_groups  # type: ignore[method-assign]
+    connector._finish_initial_groups()
+    assert requests == []  # nobody asked for tasks yet: nothing to finish
+    assert connector.task_configs(4) == []
+    with pytest.raises(RuntimeError):
+        connector._finish_initial_groups()  # the scheduler logs this and tries again next round
+    assert requests == []
+    connector._finish_initial_groups()
+    assert requests == ["reconfigure"]
+    assert sorted(t["task.assigned.groups"] for t in connector.task_configs(4)) == ["g1", "g2"]
+    connector._finish_initial_groups()
+    assert requests == ["reconfigure"]  # once

@@ -63,6 +63,10 @@ def group_partitions(items: list[str], groups: int) -> list[list[str]]:
     return out
 
 
+INITIAL_GROUPS_RETRY_S = 5.0
+"""How often the connector retries a first consumer-group load that did not complete in time."""
+
+
 class MirrorCheckpointConnector(SourceConnector):
     @classmethod
     def config_def(cls) -> ConfigDef:
@@ -88,6 +92,7 @@ class MirrorCheckpointConnector(SourceConnector):
         super().start(config)
         self.settings = s = MirrorSettings.parse(CHECKPOINT_DEF, config)
         self.known_groups: set[str] | None = None
+        self._awaiting_groups = False
         if not s.enabled:
             return
         self.topic_filter = IncludeExclude.of(s[TOPICS], s[TOPICS_EXCLUDE])
@@ -99,6 +104,7 @@ class MirrorCheckpointConnector(SourceConnector):
         self.scheduler.execute(self._create_internal_topics, "creating internal topics")
         self.scheduler.execute(self._load_initial_groups, "loading initial consumer groups")
         self.scheduler.repeat(self._refresh_groups, s.interval("refresh.groups"), "refreshing consumer groups", True)
+        self.scheduler.repeat(self._finish_initial_groups, INITIAL_GROUPS_RETRY_S, "finishing the group load", True)
 
     def stop(self) -> None:
         if getattr(self, "scheduler", None) is not None:
@@ -111,6 +117,7 @@ class MirrorCheckpointConnector(SourceConnector):
             # MM2 throws a RetriableException here; our refresh job asks for a reconfiguration once
             # the groups are known instead, so creating the connector does not fail meanwhile.
             log.info("Initial consumer group loading has not completed; no checkpoint tasks yet")
+            self._awaiting_groups = True
             return []
         if not self.known_groups:
             return []
@@ -126,6 +133,17 @@ class MirrorCheckpointConnector(SourceConnector):
     def _load_initial_groups(self) -> None:
         self.known_groups = self.find_groups()
         log.info("Started %s with %d consumer groups.", self.config.get("name"), len(self.known_groups))
+
+    def _finish_initial_groups(self) -> None:
+        """Tasks were asked for before the first group load completed (it failed or ran past the admin
+        timeout): load the groups now and ask for tasks again, instead of waiting for the next refresh
+        (refresh.groups.interval.seconds, 10 minutes by default). Retried every few seconds until done."""
+        if not self._awaiting_groups:
+            return
+        if self.known_groups is None:
+            self._load_initial_groups()
+        self._awaiting_groups = False
+        self.context.request_task_reconfiguration()
 
     def _refresh_groups(self) -> None:
         known = self.known_groups or set()

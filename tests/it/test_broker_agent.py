@@ -21,6 +21,7 @@ from sparklink.roller.agent_client import MtlsAgentClient, client_tls_context
 from sparklink.roller.local import local_roller
 from sparklink.roller.model import RestartReason, RollerSettings, RollFailedError
 from tests.helpers import wait_for
+from tests.support.throttle import throttled
 
 pytestmark = pytest.mark.roller
 
@@ -137,20 +138,22 @@ def test_a_broker_in_log_recovery_is_reported_and_never_restarted_and_a_later_ro
         seen.append((state.code, state.remaining_logs, state.remaining_segments))
         return bool(predicate(state))  # type: ignore[operator]
 
-    wait_for(lambda: observe(lambda s: s.in_recovery and s.remaining_logs), 180, "the agent to report RECOVERY")
+    # On a quiet machine the recovery takes a few seconds; running the broker a fifth of the time makes it
+    # outlast the failing roll below (10 attempts of 0.5 s) however fast the machine is.
+    with throttled(restarted_pid, share=0.2):
+        wait_for(lambda: observe(lambda s: s.in_recovery and s.remaining_logs), 180, "the agent to report RECOVERY")
 
-    # A roll now waits, asks the agent, and never restarts the broker; it fails with Strimzi's message.
-    # Short waits so that the whole failing roll (10 attempts) fits well inside the recovery.
-    quick = RollerSettings(operation_timeout=0.5, polling_interval=0.1, backoff_initial=0.005)
-    roller = local_roller(cluster, quick, only=[node.node_id])
-    with pytest.raises(RollFailedError) as failure:
-        roller.roll(lambda n: [RestartReason.MANUAL_ROLLING_UPDATE])
-    message = str(failure.value)
-    assert message.startswith(f"Pod {node.name} is not ready because the Kafka node is performing log recovery.")
-    assert "logs and" in message and "segments left to recover." in message
-    assert roller.runtime.restarts == []  # type: ignore[attr-defined]
-    assert cluster.node(node.node_id).pid == restarted_pid
-    assert observe(lambda s: s.in_recovery), "recovery ended before the failing roll did; write more segments"
+        # A roll now waits, asks the agent, and never restarts the broker; it fails with Strimzi's message.
+        quick = RollerSettings(operation_timeout=0.5, polling_interval=0.1, backoff_initial=0.005)
+        roller = local_roller(cluster, quick, only=[node.node_id])
+        with pytest.raises(RollFailedError) as failure:
+            roller.roll(lambda n: [RestartReason.MANUAL_ROLLING_UPDATE])
+        message = str(failure.value)
+        assert message.startswith(f"Pod {node.name} is not ready because the Kafka node is performing log recovery.")
+        assert "logs and" in message and "segments left to recover." in message
+        assert roller.runtime.restarts == []  # type: ignore[attr-defined]
+        assert cluster.node(node.node_id).pid == restarted_pid
+        assert observe(lambda s: s.in_recovery), "recovery ended before the failing roll did; write more segments"
 
     wait_for(lambda: observe(lambda s: s.code == 3), 600, "the broker to finish recovery and run", interval=0.5)
     logs_left = [logs for code, logs, _ in seen if code == 2 and logs is not None]

@@ -33,6 +33,7 @@ from sparklink.operator.model.resources import GROUP, PLURALS, VERSION
 from sparklink.platform import process
 from tests.helpers import unique, wait_for
 from tests.it.operator_fixtures import Kube, OperatorProcess, conditions, is_ready, kafka_connect_body
+from tests.support.throttle import throttled
 
 # Every test runs on the cluster (created once), so any one of them can be run alone.
 pytestmark = [pytest.mark.kube, pytest.mark.roller, pytest.mark.usefixtures("cluster")]
@@ -340,23 +341,30 @@ def test_a_broker_in_log_recovery_fails_the_roll_unrestarted_and_a_later_reconci
     kubeobj: Kube, operator: OperatorProcess
 ) -> None:
     write_segments(bootstrap(kubeobj), 1, "recovering")
-    os.killpg(pids(operator)[1], signal.SIGKILL)
+    killed_pid = pids(operator)[1]
+    os.killpg(killed_pid, signal.SIGKILL)
 
-    # The operator starts the killed broker again (as a kubelet would), which then recovers its logs.
+    # The operator starts the killed broker again (as a kubelet would), which then recovers its logs. That
+    # takes seconds on a quiet machine: running the broker a fifth of the time makes the recovery outlast a
+    # reconcile and the failing roll (10 attempts of 1 s) however fast the machine is.
+    def restarted() -> int:
+        pid = pids(operator)[1]
+        return pid if pid not in (0, killed_pid) and process.alive(pid) else 0
+
+    recovering_pid = wait_for(restarted, 120, "the operator to start broker 1 again", interval=0.05)
+
     def recovering(kafka: dict[str, Any]) -> bool:
         condition = not_ready(kafka)
         return condition is not None and f"{CLUSTER}-broker-1 is performing log recovery" in condition["message"]
-
-    kubeobj.wait("Kafka", CLUSTER, recovering, "broker 1 in log recovery", timeout=300)
-    recovering_pid = pids(operator)[1]
-
-    generation = set_config(kubeobj, **{"log.cleaner.threads": 2})
 
     def roll_failed(kafka: dict[str, Any]) -> bool:
         condition = not_ready(kafka)
         return condition is not None and condition["reason"] == "UnforceableProblem"
 
-    failed = not_ready(kubeobj.wait("Kafka", CLUSTER, roll_failed, "the roll to fail", timeout=180))
+    with throttled(recovering_pid, share=0.2):
+        kubeobj.wait("Kafka", CLUSTER, recovering, "broker 1 in log recovery", timeout=300)
+        generation = set_config(kubeobj, **{"log.cleaner.threads": 2})
+        failed = not_ready(kubeobj.wait("Kafka", CLUSTER, roll_failed, "the roll to fail", timeout=180))
     assert failed is not None
     assert failed["message"].startswith(
         f"Pod {CLUSTER}-broker-1 is not ready because the Kafka node is performing log recovery. There are "

@@ -206,7 +206,11 @@ class KafkaCluster:
     def save(self) -> None:
         raw = asdict(self)
         raw["state_dir"] = str(self.state_dir)
-        (self.state_dir / "cluster.json").write_text(json.dumps(raw, indent=2))
+        # Written aside and renamed into place: a reader (or a start after kill -9) never sees half a record.
+        record = self.state_dir / "cluster.json"
+        partial = record.with_name(f".cluster.json.{uuid.uuid4().hex}")
+        partial.write_text(json.dumps(raw, indent=2))
+        os.replace(partial, record)
 
     # ----------------------------------------------------------------- addresses
     @property

@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import logging
 import socket
+import threading
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -46,10 +47,32 @@ class RunningTask:
     batches: int = 0
     stopping: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    _in_batch: int = 0
+    _batch_done: threading.Condition = field(default_factory=threading.Condition, repr=False)
 
     @property
     def key(self) -> tuple[str, int]:
         return (self.connector, self.task_id)
+
+    def begin_batch(self) -> bool:
+        """Called as a batch reaches Python: False once the task is stopping (the batch must do nothing)."""
+        with self._batch_done:
+            if self.stopping:
+                return False
+            self._in_batch += 1
+            return True
+
+    def end_batch(self) -> None:
+        with self._batch_done:
+            self._in_batch -= 1
+            self._batch_done.notify_all()
+
+    def stop_batches(self, grace: float) -> bool:
+        """Let no batch begin from now on and give the one in hand up to `grace` seconds to finish;
+        False if it is still running then (stopping the query will cancel its Spark jobs)."""
+        with self._batch_done:
+            self.stopping = True
+            return self._batch_done.wait_for(lambda: self._in_batch == 0, grace)
 
 
 def remember_callback_connection(run: RunningTask) -> None:

@@ -57,8 +57,10 @@ class TaskQueries:
         trigger_interval_ms: int = 1000,
         scratch_dir: Path | None = None,
         converter_defaults: Mapping[str, str] | None = None,
+        stop_grace_s: float = 5.0,
     ) -> None:
         self.spark = spark
+        self.stop_grace_s = stop_grace_s
         self.bootstrap_servers = bootstrap_servers
         self.offsets = offsets
         self.group_offsets = group_offsets
@@ -168,7 +170,14 @@ class TaskQueries:
             run = self._tasks.pop((connector, task_id), None)
         if run is None:
             return
-        run.stopping = True
+        if not run.stop_batches(self.stop_grace_s):
+            log.info(
+                "task %s-%d: its batch still runs %.0fs after the stop was asked; cancelling it (it is read again"
+                " on the next start)",
+                connector,
+                task_id,
+                self.stop_grace_s,
+            )
         if run.query is not None:
             try:
                 run.query.stop()
@@ -216,10 +225,13 @@ class TaskQueries:
 
         def commit(batch: DataFrame, batch_id: int) -> None:
             remember_callback_connection(run)
-            if run.stopping:
+            if not run.begin_batch():
                 return  # see _start_query
-            with remember_error(run):
-                self._source_batch(run, task, batch, batch_id, known_topics, producer)
+            try:
+                with remember_error(run):
+                    self._source_batch(run, task, batch, batch_id, known_topics, producer)
+            finally:
+                run.end_batch()
 
         return self._start_query(run, stream, commit)
 
@@ -327,10 +339,13 @@ class TaskQueries:
 
         def commit(batch: DataFrame, batch_id: int) -> None:
             remember_callback_connection(run)
-            if run.stopping:
+            if not run.begin_batch():
                 return  # see _start_query
-            with remember_error(run):
-                self._sink_batch(run, task, batch, batch_id, group)
+            try:
+                with remember_error(run):
+                    self._sink_batch(run, task, batch, batch_id, group)
+            finally:
+                run.end_batch()
 
         return self._start_query(run, stream, commit)
 
@@ -377,7 +392,12 @@ class TaskQueries:
         A batch that reaches Python after the task was asked to stop returns at once, writing and
         recording nothing: Spark's stop waits for the batch in hand (its stream thread is blocked in
         the Python call), and a batch the stream thread had just begun would otherwise hold a restart
-        for a whole batch. Its offsets are not recorded, so the task's next run reads it again."""
+        for a whole batch. Its offsets are not recorded, so the task's next run reads it again.
+
+        A batch already in hand gets `stop_grace_s` to finish before the query is stopped (Connect's
+        task.shutdown.graceful.timeout.ms, 5 s by default): stopping a query cancels its Spark jobs,
+        and a Kafka write cancelled midway is aborted with ERRORs in the log and its records written
+        again by the next run."""
         return (
             stream.writeStream.queryName(query_name(run.connector, run.task_id))
             .foreachBatch(commit)

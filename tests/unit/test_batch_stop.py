@@ -1,0 +1,52 @@
+"""A stopping task lets its batch in hand finish, within a grace, and lets no new batch begin (execution/running.py)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from sparklink.api.connector import TaskContext
+from sparklink.api.task_config import TaskSettings
+from sparklink.connectors.datagen import DatagenTask
+from sparklink.execution.running import RunningTask
+
+
+def running_task() -> RunningTask:
+    unused: Any = None  # neither Spark nor the task's events are touched here
+    ctx = TaskContext("c", 0, {}, unused)
+    return RunningTask("c", 0, DatagenTask(), ctx, TaskSettings.parse({}), unused, Path("/nonexistent"))
+
+
+def test_a_stop_waits_for_the_batch_in_hand_and_then_no_batch_begins() -> None:
+    run = running_task()
+    assert run.begin_batch()
+    stopped = threading.Event()
+    outcome: list[bool] = []
+
+    def stop() -> None:
+        outcome.append(run.stop_batches(grace=30))
+        stopped.set()
+
+    threading.Thread(target=stop).start()
+    # The stop is under way (no new batch may begin) but waits for the batch in hand.
+    assert not stopped.wait(0.2)
+    assert not run.begin_batch()
+    run.end_batch()
+    assert stopped.wait(30)
+    assert outcome == [True]
+    assert run.stopping
+
+
+def test_a_batch_that_outlasts_the_grace_is_reported_still_running() -> None:
+    run = running_task()
+    assert run.begin_batch()
+    assert run.stop_batches(grace=0.05) is False
+    assert not run.begin_batch()
+
+
+def test_a_stop_with_no_batch_in_hand_returns_at_once() -> None:
+    run = running_task()
+    assert run.begin_batch()
+    run.end_batch()
+    assert run.stop_batches(grace=0)

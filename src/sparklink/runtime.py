@@ -176,6 +176,7 @@ def start_worker(config: WorkerConfig, spark: SparkSession | None = None, timeou
             config.trigger_interval_ms,
             scratch,
             converter_defaults(config),
+            stop_grace_s=config.task_shutdown_graceful_timeout_ms / 1000,
         )
         worker = Worker(plugins, queries)
         herder_class = DistributedHerder if config.mode == "distributed" else StandaloneHerder

@@ -45,6 +45,9 @@ class WorkerConfig(BaseModel):
     # on that cluster's executors, one Spark application per worker.
     spark_master: str = Field("local[*]", alias="spark.master")
     trigger_interval_ms: int = Field(1000, alias="task.trigger.interval.ms")
+    # How long a stopping task's batch in hand may run on before its query is stopped (and its jobs
+    # cancelled): Connect's setting of the same name and default.
+    task_shutdown_graceful_timeout_ms: int = Field(5000, alias="task.shutdown.graceful.timeout.ms", ge=0)
     state_dir: str | None = Field(None, alias="sparklink.state.dir")
     # Every task is a Spark streaming query in this process: bound what one request can ask for.
     tasks_max_limit: int = Field(256, alias="sparklink.tasks.max.limit", ge=1)

@@ -6,10 +6,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+from pydantic import ValidationError
+
 from sparklink.api.connector import TaskContext
 from sparklink.api.task_config import TaskSettings
 from sparklink.connectors.datagen import DatagenTask
 from sparklink.execution.running import RunningTask
+from sparklink.worker_config import WorkerConfig
 
 
 def running_task() -> RunningTask:
@@ -50,3 +54,11 @@ def test_a_stop_with_no_batch_in_hand_returns_at_once() -> None:
     assert run.begin_batch()
     run.end_batch()
     assert run.stop_batches(grace=0)
+
+
+def test_the_grace_is_connects_task_shutdown_graceful_timeout_ms() -> None:
+    assert WorkerConfig().task_shutdown_graceful_timeout_ms == 5000
+    config = WorkerConfig.model_validate({"task.shutdown.graceful.timeout.ms": "1500"})
+    assert config.task_shutdown_graceful_timeout_ms == 1500
+    with pytest.raises(ValidationError, match=r"task\.shutdown\.graceful\.timeout\.ms"):
+        WorkerConfig.model_validate({"task.shutdown.graceful.timeout.ms": "-1"})

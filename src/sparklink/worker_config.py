@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sparklink.api.config import read_properties
 
@@ -63,7 +63,26 @@ class WorkerConfig(BaseModel):
         if path is not None:
             props.update(read_properties(path))
         props.update({k: v for k, v in (overrides or {}).items() if v is not None})
-        return cls.model_validate(props)
+        try:
+            return cls.model_validate(props)
+        except ValidationError as exc:
+            raise WorkerConfigError(_describe(exc, path)) from None
 
     def with_overrides(self, **values: object) -> WorkerConfig:
         return self.model_copy(update=values)
+
+
+class WorkerConfigError(ValueError):
+    """A worker setting with a value the worker cannot run with; the message names each one."""
+
+
+def _describe(error: ValidationError, path: Path | None) -> str:
+    source = f" in {path}" if path is not None else ""
+    lines = [f"Invalid worker configuration{source}:"]
+    for problem in error.errors():
+        key = ".".join(str(part) for part in problem["loc"]) or "(the file)"
+        value = problem.get("input")
+        shown = f" = {value!r}" if isinstance(value, str | int | float) else ""
+        lines.append(f"  {key}{shown}: {problem['msg']}")
+    lines.append("Correct these settings and start the worker again.")
+    return "\n".join(lines)

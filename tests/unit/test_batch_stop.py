@@ -1,4 +1,5 @@
-"""A stopping task lets its batch in hand finish, within a grace, and lets no new batch begin (execution/running.py)."""
+"""A stopping task lets its batch in hand finish, within a grace, and lets no new batch begin (execution/running.py);
+the grace and the other worker settings are checked with errors that name them (worker_config.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from sparklink.api.connector import TaskContext
 from sparklink.api.task_config import TaskSettings
 from sparklink.connectors.datagen import DatagenTask
 from sparklink.execution.running import RunningTask
-from sparklink.worker_config import WorkerConfig
+from sparklink.worker_config import WorkerConfig, WorkerConfigError
 
 
 def running_task() -> RunningTask:
@@ -62,3 +63,14 @@ def test_the_grace_is_connects_task_shutdown_graceful_timeout_ms() -> None:
     assert config.task_shutdown_graceful_timeout_ms == 1500
     with pytest.raises(ValidationError, match=r"task\.shutdown\.graceful\.timeout\.ms"):
         WorkerConfig.model_validate({"task.shutdown.graceful.timeout.ms": "-1"})
+
+
+def test_a_bad_worker_setting_in_a_file_is_named_with_its_value_and_reason(tmp_path: Path) -> None:
+    props = tmp_path / "worker.properties"
+    props.write_text("bootstrap.servers=127.0.0.1:9092\ntask.shutdown.graceful.timeout.ms=-5\nrest.port=abc\n")
+    with pytest.raises(WorkerConfigError) as failure:
+        WorkerConfig.from_properties(props)
+    message = str(failure.value)
+    assert message.startswith(f"Invalid worker configuration in {props}:")
+    assert "task.shutdown.graceful.timeout.ms = '-5': Input should be greater than or equal to 0" in message
+    assert "rest.port = 'abc': Input should be a valid integer" in message

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from sparklink.worker_config import WorkerConfig
+from sparklink.worker_config import WorkerConfig, WorkerConfigError
 
 
 def run_worker(
@@ -59,7 +59,11 @@ def run_worker(
         "sparklink.worker.mode": "distributed" if group_id else None,
         "spark.master": spark_master,
     }
-    config = WorkerConfig.from_properties(properties, {k: v for k, v in overrides.items() if v is not None})
+    try:
+        config = WorkerConfig.from_properties(properties, {k: v for k, v in overrides.items() if v is not None})
+    except WorkerConfigError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(2) from None
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())

@@ -2,7 +2,7 @@
 # Idempotent set-up for sparklink, run by `make demo` and `make test`:
 #   1. a virtualenv in .venv with the pinned Python dependencies and sparklink itself (editable);
 #   2. the JVM jars from Maven Central into .cache/jars/<set>, one set per pom under jvm/;
-#   3. the MirrorMaker timestamp interceptor jar (jvm/interceptor, compiled with javac) in .cache/jars/interceptor;
+#   3. the MirrorMaker producer interceptor jar (jvm/interceptor, compiled with javac) in .cache/jars/interceptor;
 #   4. Debian's PostgreSQL server (initdb, postgres), which the JDBC connector tests start on loopback;
 #   5. etcd, kube-apiserver and kube-controller-manager, built from the Go module proxy into .cache/kube/bin
 #      (scripts/kube-binaries.sh; ~13 minutes cold, seconds after): the local Kubernetes API server.
@@ -81,7 +81,7 @@ if [[ -f "$dest/sparklink-mirror-interceptor.jar" && "$(cat $stamps/interceptor 
 else
   need javac "install OpenJDK 17, the JDK (apt-get install openjdk-17-jdk-headless)"
   need jar "install OpenJDK 17, the JDK (apt-get install openjdk-17-jdk-headless)"
-  say "compiling the MirrorMaker timestamp interceptor into $dest"
+  say "compiling the MirrorMaker producer interceptors (timestamps, offset syncs) into $dest"
   work=$(mktemp -d)
   javac --release 17 -cp "$clients_jar" -d "$work/classes" jvm/interceptor/*.java
   mkdir -p "$dest"

@@ -27,6 +27,7 @@ TASK_COUNT = "sparklink.task.count"
 MAX_RECORDS_PER_BATCH = "sparklink.max.records.per.batch"
 MIN_RECORDS_PER_BATCH = "sparklink.min.records.per.batch"
 MAX_BATCH_DELAY_MS = "sparklink.max.batch.delay.ms"
+REALTIME = "sparklink.realtime"
 
 TASK_DEF = (
     cfg.ConfigDef()
@@ -43,6 +44,16 @@ TASK_DEF = (
         )
     )
     .define(cfg.ConfigKey(MAX_BATCH_DELAY_MS, "LONG", "The longest wait for MIN_RECORDS_PER_BATCH.", default=900_000))
+    .define(
+        cfg.ConfigKey(
+            REALTIME,
+            "BOOLEAN",
+            "Let a task that can (MirrorSourceConnector's) run in Spark's real-time mode, records streaming "
+            "through long-running Spark tasks, when the worker has a free Spark task slot for each partition "
+            "it reads; false keeps it in micro-batches.",
+            default=True,
+        )
+    )
 )
 
 
@@ -56,6 +67,7 @@ class TaskSettings:
     max_records_per_batch: int | None
     min_records_per_batch: int | None
     max_batch_delay_ms: int
+    realtime: bool = True
 
     @classmethod
     def parse(cls, config: Mapping[str, str]) -> TaskSettings:
@@ -67,6 +79,7 @@ class TaskSettings:
             max_records_per_batch=values[MAX_RECORDS_PER_BATCH],
             min_records_per_batch=values[MIN_RECORDS_PER_BATCH],
             max_batch_delay_ms=int(values[MAX_BATCH_DELAY_MS]),
+            realtime=bool(values[REALTIME]),
         )
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal
 
 from sparklink.api.connector import RECORDS_METRIC, SinkTask, SourceTask, Task, TaskContext
 from sparklink.api.task_config import TaskSettings, sink_group
-from sparklink.execution import kafka_io, restarts
+from sparklink.execution import direct, kafka_io, restarts
 from sparklink.execution.running import (
     QueryListener,
     RunningTask,
@@ -75,7 +75,10 @@ class TaskQueries:
         # Serialises task starts and stops with the watchdog's re-assignments.
         self._control = threading.RLock()
         self._lock = threading.RLock()
-        self._listener = QueryListener(self._on_terminated)
+        self.progress = direct.ProgressOffsets(offsets)
+        self._listener = QueryListener(self._on_terminated, self.progress.progress)
+        self._listener.watched = self.progress.watched
+        self._realtime_slots = 0  # Spark task slots held by real-time queries
         spark.streams.addListener(self._listener)
         self._closed = threading.Event()
         self._watchdog = threading.Thread(target=self._watch, name="task-watchdog", daemon=True)
@@ -170,7 +173,9 @@ class TaskQueries:
             run = self._tasks.pop((connector, task_id), None)
         if run is None:
             return
-        if not run.stop_batches(self.stop_grace_s):
+        if run.extra.get("direct"):
+            self._stop_direct(run)
+        elif not run.stop_batches(self.stop_grace_s):
             log.info(
                 "task %s-%d: its batch still runs %.0fs after the stop was asked; cancelling it (it is read again"
                 " on the next start)",
@@ -184,6 +189,8 @@ class TaskQueries:
             except Exception:  # a query that already died has nothing left to stop
                 log.debug("stopping %s-%d", connector, task_id, exc_info=True)
             # Its entry in _by_query goes when the termination event arrives (marked as stopping).
+        if run.extra.get("direct"):
+            self._release_direct(run)
         if isinstance(run.task, SinkTask):
             run.task.stop()
         close_callback_connection(run)
@@ -201,6 +208,7 @@ class TaskQueries:
         self._closed.set()
         self._watchdog.join(timeout=30)
         self.stop_all()
+        self.progress.close()
         try:
             self.spark.streams.removeListener(self._listener)
         except Exception:
@@ -219,9 +227,20 @@ class TaskQueries:
 
     # ------------------------------------------------------------------ sources
     def _start_source(self, run: RunningTask, task: SourceTask) -> StreamingQuery:
-        stream = task.stream(run.ctx)
-        known_topics = task.topics(run.ctx)
-        producer = task.producer_config(run.ctx)
+        pipeline: Pipeline = run.extra["pipeline"]
+        run.ctx.direct = task.direct_write and not pipeline.steps and not pipeline.policy.tolerant
+        if run.ctx.direct:
+            wanted = task.realtime_slots(run.ctx) if pipeline.passthrough and run.settings.realtime else None
+            run.ctx.realtime = self._reserve_slots(run, wanted)
+        try:
+            stream = task.stream(run.ctx)
+            known_topics = task.topics(run.ctx)
+            producer = task.producer_config(run.ctx)
+            if run.ctx.direct:
+                return self._start_direct(run, stream, known_topics, producer)
+        except Exception:
+            self._release_slots(run)
+            raise
 
         def commit(batch: DataFrame, batch_id: int) -> None:
             remember_callback_connection(run)
@@ -323,6 +342,76 @@ class TaskQueries:
         run.records += count
         run.batches += 1
         return True
+
+    def _start_direct(
+        self, run: RunningTask, stream: DataFrame, known_topics: list[str] | None, producer: dict[str, str]
+    ) -> StreamingQuery:
+        """Start a task written by Spark's Kafka sink (direct.py): offsets from progress events."""
+        pipeline: Pipeline = run.extra["pipeline"]
+        records = stream if pipeline.passthrough else pipeline.run(stream).records
+        realtime = run.ctx.realtime
+        run.extra.update(direct=True, topics=known_topics or [])
+        name = query_name(run.connector, run.task_id)
+        self.progress.watch(name, run)
+        try:
+            query = direct.start_query(run, records, self.bootstrap_servers, producer, self.trigger, realtime)
+        except Exception:
+            self.progress.unwatch(name, run, None)
+            raise
+        log.info(
+            "task %s-%d writes with Spark's Kafka sink (%s)",
+            run.connector,
+            run.task_id,
+            f"real-time mode, {run.extra.get('realtime_slots')} Spark task slots"
+            if realtime
+            else f"micro-batches every {self.trigger}",
+        )
+        return query
+
+    def _reserve_slots(self, run: RunningTask, wanted: int | None) -> bool:
+        """Hold `wanted` Spark task slots for a real-time query if that many are free."""
+        if not wanted:
+            return False
+        total = int(self.spark.sparkContext.defaultParallelism)
+        with self._lock:
+            free = total - direct.RESERVED_SLOTS - self._realtime_slots
+            if wanted > free:
+                log.info(
+                    "task %s-%d runs in micro-batches: real-time mode needs %d free Spark task slots and %d of %d"
+                    " are free (raise spark.master's local[N] or the executor cores to give it more)",
+                    run.connector,
+                    run.task_id,
+                    wanted,
+                    max(free, 0),
+                    total,
+                )
+                return False
+            self._realtime_slots += wanted
+            run.extra["realtime_slots"] = wanted
+            return True
+
+    def _stop_direct(self, run: RunningTask) -> None:
+        """Stop a direct query between batches if its batch ends within the grace (real-time mode
+        never is between batches: its Spark tasks are interrupted, see direct.py)."""
+        query = run.query
+        if query is not None and not run.ctx.realtime and not direct.wait_for_batch_end(query, self.stop_grace_s):
+            log.info(
+                "task %s-%d: its batch still runs %.0fs after the stop was asked; cancelling it",
+                run.connector,
+                run.task_id,
+                self.stop_grace_s,
+            )
+        run.stop_batches(0)
+
+    def _release_direct(self, run: RunningTask) -> None:
+        """After a direct query stopped: store its last progress's offsets, free its slots."""
+        last = direct.last_progress(run.query) if run.query is not None else None
+        self.progress.unwatch(query_name(run.connector, run.task_id), run, last)
+        self._release_slots(run)
+
+    def _release_slots(self, run: RunningTask) -> None:
+        with self._lock:
+            self._realtime_slots -= run.extra.pop("realtime_slots", 0)
 
     # ------------------------------------------------------------------ sinks
     def _start_sink(self, run: RunningTask, task: SinkTask) -> StreamingQuery | None:

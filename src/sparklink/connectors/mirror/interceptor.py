@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
 CLASS_NAME = "io.sparklink.mirror.TimestampHeaderInterceptor"
 HEADER = "__sparklink.timestamp"
+SYNCS_CLASS_NAME = "io.sparklink.mirror.OffsetSyncInterceptor"
+UPSTREAM_HEADER = "__sparklink.upstream"
+SYNCS_PREFIX = "sparklink.offset.syncs."
 JAR_PREFIX = "sparklink-mirror-interceptor"
 
 
@@ -41,9 +44,34 @@ def require(spark: SparkSession) -> None:
         )
 
 
-def with_interceptor(producer: dict[str, str]) -> dict[str, str]:
+def with_interceptor(producer: dict[str, str], class_name: str = CLASS_NAME) -> dict[str, str]:
     """Producer settings with our interceptor appended to any the user configured."""
     current = [c.strip() for c in producer.get("interceptor.classes", "").split(",") if c.strip()]
-    if CLASS_NAME not in current:
-        current.append(CLASS_NAME)
+    if class_name not in current:
+        current.append(class_name)
     return {**producer, "interceptor.classes": ",".join(current)}
+
+
+def with_offset_syncs(
+    producer: dict[str, str],
+    topic: str,
+    max_lag: int,
+    upstream_of: dict[str, str],
+    sync_producer: dict[str, str],
+    promote_ms: int = 1000,
+) -> dict[str, str]:
+    """Producer settings that make `OffsetSyncInterceptor` (jvm/interceptor/) emit MM2's offset syncs.
+
+    Records then carry their upstream offset in `UPSTREAM_HEADER`, which the interceptor removes. It
+    pairs each record's acknowledgement with that offset and writes syncs to `topic` with a producer
+    of its own (`sync_producer`: the offset-syncs cluster's settings, `bootstrap.servers` included);
+    a partition's last record is synced within `promote_ms` (MM2 does it at each offset commit).
+    """
+    settings = {
+        f"{SYNCS_PREFIX}topic": topic,
+        f"{SYNCS_PREFIX}lag.max": str(max_lag),
+        f"{SYNCS_PREFIX}promote.ms": str(promote_ms),
+        f"{SYNCS_PREFIX}upstream.topics": ",".join(f"{remote}={up}" for remote, up in sorted(upstream_of.items())),
+        **{f"{SYNCS_PREFIX}producer.{k}": v for k, v in sync_producer.items()},
+    }
+    return with_interceptor({**producer, **settings}, SYNCS_CLASS_NAME)

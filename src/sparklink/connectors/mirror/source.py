@@ -28,6 +28,7 @@ from sparklink.api.connector import Offset, Partition, SourceConnector, SourceTa
 from sparklink.connectors.mirror import admin, interceptor, offsets
 from sparklink.connectors.mirror.config import (
     EMIT_OFFSET_SYNCS,
+    OFFSET_LAG_MAX,
     SOURCE_DEF,
     TASK_INDEX,
     TASK_PARTITIONS,
@@ -188,14 +189,16 @@ class MirrorSourceTask(SourceTask):
         self.remote = {t: s.policy.format_remote_topic(s.source, t) for t, _ in self.partitions}
         self._stats: tuple[DataFrame | None, list[BatchStats]] | None = None
         interceptor.require(ctx.spark)
+        self.direct = ctx.direct
         self.syncs: OffsetSyncWriter | None = None
-        if s[EMIT_OFFSET_SYNCS]:
+        if s[EMIT_OFFSET_SYNCS] and not ctx.direct:
             self.syncs = OffsetSyncWriter(s, self.remote)
             self.syncs.start(self.partitions)
 
         consumer = s.source_consumer()
         reset = -1 if consumer.get("auto.offset.reset", "earliest").lower() == "latest" else -2
         resume = _resume_positions(s.source, ctx.resume)
+        self._start = resume
         assign: dict[str, list[int]] = {}
         starting: dict[str, dict[str, int]] = {}
         for topic, partition in self.partitions:
@@ -207,11 +210,10 @@ class MirrorSourceTask(SourceTask):
             .option("startingOffsets", json.dumps(starting))
             .option("includeHeaders", "true")
             .option("failOnDataLoss", "false")
-            .option(
-                "maxOffsetsPerTrigger",
-                ctx.config.get("sparklink.max.records.per.batch", str(DEFAULT_MAX_RECORDS_PER_BATCH)),
-            )
         )
+        if not ctx.realtime:  # real-time mode has no batches to bound (and refuses the option)
+            limit = ctx.config.get("sparklink.max.records.per.batch", str(DEFAULT_MAX_RECORDS_PER_BATCH))
+            reader = reader.option("maxOffsetsPerTrigger", limit)
         for key, value in consumer.items():
             if key not in _SPARK_CONSUMER_FORBIDDEN:
                 reader = reader.option(f"kafka.{key}", value)
@@ -227,8 +229,22 @@ class MirrorSourceTask(SourceTask):
             F.lit(interceptor.HEADER).alias("key"),
             F.encode(F.unix_millis("timestamp").cast("string"), "US-ASCII").alias("value"),
         )
+        carriers = [stamp]
+        if ctx.direct and s[EMIT_OFFSET_SYNCS]:
+            # Written by Spark's Kafka sink: the producer's OffsetSyncInterceptor pairs this upstream
+            # offset with the record's acknowledgement and emits the offset syncs (interceptor.py).
+            carriers.append(
+                F.struct(
+                    F.lit(interceptor.UPSTREAM_HEADER).alias("key"),
+                    F.encode(F.col("offset").cast("string"), "US-ASCII").alias("value"),
+                )
+            )
         header_type = records.schema["headers"].dataType
-        headers = F.concat(F.coalesce(F.col("headers"), F.array().cast(header_type)), F.array(stamp))
+        headers = F.concat(F.coalesce(F.col("headers"), F.array().cast(header_type)), F.array(*carriers))
+        if ctx.direct:
+            return records.select(
+                remote_topic.alias("topic"), F.col("key"), F.col("value"), headers.alias("headers"), F.col("partition")
+            )
         return records.select(
             remote_topic.alias("topic"),
             F.col("key"),
@@ -247,7 +263,32 @@ class MirrorSourceTask(SourceTask):
         # Idempotence keeps each partition's records in order and unduplicated across retries:
         # the offset-sync arithmetic relies on it (syncs.py, point 2).
         producer.update({"acks": "all", "enable.idempotence": "true", "max.in.flight.requests.per.connection": "5"})
-        return interceptor.with_interceptor({**producer, **super().producer_config(ctx)})
+        producer = interceptor.with_interceptor({**producer, **super().producer_config(ctx)})
+        if ctx.direct and self.settings[EMIT_OFFSET_SYNCS]:
+            s = self.settings
+            producer = interceptor.with_offset_syncs(
+                producer,
+                topic=s.offset_syncs_topic(),
+                max_lag=int(s[OFFSET_LAG_MAX]),
+                upstream_of={remote: topic for topic, remote in self.remote.items()},
+                sync_producer=s.offset_syncs_producer(),
+            )
+        return producer
+
+    direct_write = True
+
+    def progress_offsets(self, end: Mapping[str, Any]) -> list[tuple[Partition, Offset]]:
+        """MM2's offsets from the query's end offsets: the last replicated upstream offset, i.e. the
+        next one to read minus one, for each partition the query has read past its start."""
+        out: list[tuple[Partition, Offset]] = []
+        for topic, partition in self.partitions:
+            position = (end.get(topic) or {}).get(str(partition))
+            if isinstance(position, int) and position > self._start.get((topic, partition), 0):
+                out.append((offsets.source_partition(self.settings.source, topic, partition), {"offset": position - 1}))
+        return out
+
+    def realtime_slots(self, ctx: TaskContext) -> int | None:
+        return len(decode_partitions(ctx.config.get(TASK_PARTITIONS, ""))) or None
 
     def batch_offsets(self, batch: DataFrame) -> list[tuple[Partition, Offset]]:
         from pyspark.sql import functions as F

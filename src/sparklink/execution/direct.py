@@ -1,0 +1,211 @@
+"""Source tasks written by Spark's Kafka sink itself, with no Python in the data path. Caller: tasks.py.
+
+A task that declares `direct_write` (MirrorSource) and whose records pass through untransformed runs
+as one query from its source straight into Spark's Kafka sink: no batch function, so no Py4J calls,
+DataFrames or jobs of our own per batch. What the batch function did otherwise moves elsewhere:
+
+- **offsets** come from the query's progress events (its source's `endOffset`), which Spark posts only
+  after a batch's write has been acknowledged and committed; the listener hands them over here
+  (`ProgressOffsets`) and a thread of ours stores them, so Spark's listener bus never waits on Kafka;
+- **stopping** waits for a micro-batch in hand to end (up to the grace) before stopping the query, and
+  the last progress is stored synchronously after it, so a clean restart repeats nothing;
+- anything per record (MirrorMaker's offset syncs) is the task's business, in the JVM.
+
+**Real-time mode.** When the task's source can (`realtime_slots`), the worker has a free Spark task slot
+for each partition it reads (one slot is always left for micro-batch queries), and the task config
+allows it (`sparklink.realtime`), the query runs with Spark's real-time trigger: long-running Spark tasks
+that pass each record on as it arrives, with a checkpoint (and a progress event) every
+`REALTIME_BATCH`. Without enough slots a real-time query would leave partitions waiting for a whole
+batch, so such a task runs in micro-batches instead. Stopping a real-time query interrupts its Spark
+tasks; what they wrote since the last progress is written again by the next run (at least once).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sparklink.api.connector import Offset, Partition, SourceTask
+from sparklink.execution.running import RunningTask, query_name
+from sparklink.storage.offsets import OffsetStore
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.streaming.query import StreamingQuery
+
+log = logging.getLogger(__name__)
+
+REALTIME_BATCH = "5 seconds"
+RESERVED_SLOTS = 1
+"""Spark task slots never given to real-time queries: micro-batch queries and the worker's own jobs."""
+KAFKA_COLUMNS = ("topic", "key", "value", "headers", "partition")
+
+
+@dataclass
+class _Pending:
+    run: RunningTask
+    end: Any = None  # the newest endOffset seen
+    rows: int = 0  # rows of the batches not yet applied
+    batches: int = 0
+
+
+def start_query(
+    run: RunningTask,
+    stream: DataFrame,
+    bootstrap_servers: str,
+    producer: Mapping[str, str],
+    trigger: str,
+    realtime: bool,
+) -> StreamingQuery:
+    """Start the task's stream into Spark's Kafka sink."""
+    columns = [c for c in KAFKA_COLUMNS if c in stream.columns]
+    writer = (
+        stream.select(*columns)
+        .writeStream.format("kafka")
+        .queryName(query_name(run.connector, run.task_id))
+        .option("checkpointLocation", str(run.checkpoint))
+    )
+    for key, value in {"bootstrap.servers": bootstrap_servers, "acks": "all", **producer}.items():
+        writer = writer.option(f"kafka.{key}", value)
+    if "headers" in columns:
+        writer = writer.option("includeHeaders", "true")
+    if realtime:
+        # Real-time mode takes only the update output mode (a stateless query's rows are the same).
+        writer = writer.outputMode("update").trigger(realTime=REALTIME_BATCH)  # type: ignore[call-overload]
+    else:
+        writer = writer.trigger(processingTime=trigger)
+    return writer.start()
+
+
+def wait_for_batch_end(query: StreamingQuery, grace: float, poll: float = 0.02) -> bool:
+    """Wait up to `grace` seconds for a micro-batch query to be between batches; True if it is.
+
+    A batch may begin right after this returns; stopping then cancels it, as any stop does."""
+    deadline = time.monotonic() + grace
+    while True:
+        try:
+            if not query.isActive or not query.status.get("isTriggerActive"):
+                return True
+        except Exception:  # the query is gone: nothing to wait for
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(poll)
+
+
+class ProgressOffsets:
+    """Stores the source offsets of direct queries from their progress events.
+
+    `progress` runs on Spark's listener bus: it only parses the event and notes the newest end offset
+    of the query. A thread of ours stores them; events that arrive faster than the store takes them
+    are merged (end offsets are positions, so the newest covers the older ones)."""
+
+    def __init__(self, offsets: OffsetStore) -> None:
+        self.offsets = offsets
+        self.watched: set[str] = set()  # the listener forwards the progress of these queries only
+        self._runs: dict[str, RunningTask] = {}
+        self._pending: dict[str, _Pending] = {}
+        self._lock = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._loop, name="direct-offsets", daemon=True)
+        self._thread.start()
+
+    def watch(self, name: str, run: RunningTask) -> None:
+        with self._lock:
+            self._runs[name] = run
+            self.watched.add(name)
+
+    def unwatch(self, name: str, run: RunningTask, last_progress: Mapping[str, Any] | None) -> None:
+        """Stop watching a stopped query, storing the offsets of its last progress first."""
+        with self._lock:
+            if self._runs.get(name) is run:
+                del self._runs[name]
+                self.watched.discard(name)
+            pending = self._pending.pop(name, None)
+            if pending is None or pending.run is not run:
+                pending = _Pending(run)
+            # Its rows were counted when its event came (or will be): only the position matters here.
+            _merge(pending, last_progress, count=False)
+        self._apply(pending)
+
+    def progress(self, name: str, text: str) -> None:
+        with self._lock:
+            run = self._runs.get(name)
+            if run is None:
+                return
+            pending = self._pending.get(name)
+            if pending is None or pending.run is not run:
+                pending = self._pending[name] = _Pending(run)
+            _merge(pending, json.loads(text))
+            self._lock.notify_all()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._lock.notify_all()
+        self._thread.join(timeout=30)
+
+    def _loop(self) -> None:
+        while True:
+            with self._lock:
+                self._lock.wait_for(lambda: self._closed or bool(self._pending))
+                if self._closed:
+                    return
+                batch = list(self._pending.values())
+                self._pending.clear()
+            for pending in batch:
+                self._apply(pending)
+
+    def _apply(self, pending: _Pending) -> None:
+        run = pending.run
+        task = run.task
+        if pending.end is None or not isinstance(task, SourceTask):
+            return
+        try:
+            reached: list[tuple[Partition, Offset | None]] = list(task.progress_offsets(pending.end))
+            stored: dict[str, Any] = run.extra.setdefault("stored_offsets", {})
+            changed = [(p, o) for p, o in reached if stored.get(json.dumps(p, sort_keys=True)) != o]
+            if changed:
+                self.offsets.put(run.connector, changed)
+                for p, o in changed:
+                    stored[json.dumps(p, sort_keys=True)] = o
+            if pending.rows and not run.extra.get("topics_reported"):
+                run.extra["topics_reported"] = True
+                run.events.topics_seen(run.connector, run.task_id, run.extra.get("topics") or [])
+            run.records += pending.rows
+            run.batches += pending.batches
+        except Exception:
+            # The next progress carries the same positions and more: storing them then loses nothing.
+            log.exception("task %s-%d: storing offsets from its query's progress", run.connector, run.task_id)
+
+
+def last_progress(query: StreamingQuery) -> dict[str, Any] | None:
+    """The query's last progress as parsed JSON (None before its first batch)."""
+    try:
+        progress = query.lastProgress
+    except Exception:  # the query's JVM side is gone
+        log.debug("reading the last progress", exc_info=True)
+        return None
+    if progress is None:
+        return None
+    text = getattr(progress, "json", None)
+    return json.loads(text) if isinstance(text, str) else dict(progress)
+
+
+def _merge(pending: _Pending, progress: Mapping[str, Any] | None, count: bool = True) -> None:
+    if not progress:
+        return
+    sources = progress.get("sources") or []
+    end = sources[0].get("endOffset") if sources else None
+    if isinstance(end, str):
+        end = json.loads(end)
+    if end is not None:
+        pending.end = end
+    rows = int(progress.get("numInputRows") or 0) if count else 0
+    pending.rows += rows
+    pending.batches += 1 if rows else 0

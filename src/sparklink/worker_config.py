@@ -5,6 +5,7 @@ Built from a `worker.properties` file and/or CLI flags; unknown keys are kept fo
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -41,9 +42,9 @@ class WorkerConfig(BaseModel):
     heartbeat_interval_ms: int = Field(3000, alias="heartbeat.interval.ms", ge=100)
     rebalance_timeout_ms: int = Field(60000, alias="rebalance.timeout.ms", ge=1000)
     scheduled_rebalance_max_delay_ms: int = Field(300000, alias="scheduled.rebalance.max.delay.ms", ge=0)
-    # local[*] runs Spark in the worker's JVM; spark://host:7077, yarn or k8s://... run the task queries
+    # local[N] runs Spark in the worker's JVM; spark://host:7077, yarn or k8s://... run the task queries
     # on that cluster's executors, one Spark application per worker.
-    spark_master: str = Field("local[*]", alias="spark.master")
+    spark_master: str = Field(default_factory=lambda: default_local_master(), alias="spark.master")
     trigger_interval_ms: int = Field(1000, alias="task.trigger.interval.ms")
     # How long a stopping task's batch in hand may run on before its query is stopped (and its jobs
     # cancelled): Connect's setting of the same name and default.
@@ -86,3 +87,12 @@ def _describe(error: ValidationError, path: Path | None) -> str:
         lines.append(f"  {key}{shown}: {problem['msg']}")
     lines.append("Correct these settings and start the worker again.")
     return "\n".join(lines)
+
+
+def default_local_master() -> str:
+    """`local[N]` with N = twice the cores, at least 8: Spark task threads in the worker's JVM.
+
+    Tasks wait on Kafka far more than they compute, and a MirrorSource task in real-time mode holds a
+    thread per partition it reads for as long as it runs (execution/direct.py); `local[*]` (one thread
+    per core) would leave a 2-core machine a single thread for real-time tasks."""
+    return f"local[{max(8, 2 * (os.cpu_count() or 1))}]"

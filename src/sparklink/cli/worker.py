@@ -34,7 +34,8 @@ def run_worker(
         str | None,
         typer.Option(
             "--spark-master",
-            help="Where task queries run: local[*] (in this process, the default), spark://host:7077, yarn "
+            help="Where task queries run: local[N] (in this process, N task threads; the default N is twice the "
+            "cores, at least 8), spark://host:7077, yarn "
             "or k8s://https://host:port. Each worker is its own Spark application.",
         ),
     ] = None,

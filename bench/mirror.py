@@ -213,6 +213,7 @@ def sparklink_mirror(
         f"config.storage.topic={group}-configs\noffset.storage.topic={group}-offsets\n"
         f"status.storage.topic={group}-status\noffset.storage.partitions=1\nstatus.storage.partitions=1\n"
         f"rest.port={port}\ntask.trigger.interval.ms={trigger_ms}\nsparklink.state.dir={work / 'state'}\n"
+        f"task.realtime.batch.interval.ms={os.environ.get('BENCH_REALTIME_BATCH_MS', '5000')}\n"
     )
     env = {**os.environ, "SPARKLINK_DRIVER_MEMORY": os.environ.get("SPARKLINK_DRIVER_MEMORY", "2g")}
     pid = process.spawn(
@@ -244,6 +245,16 @@ def sparklink_mirror(
     finally:
         sampler.stop()
         process.stop(pid, timeout=60)
+        for line in task_modes(work / "worker.log"):
+            print(f"  sparklink {line}", flush=True)
+
+
+def task_modes(log: Path) -> list[str]:
+    """How the worker ran each task (real-time mode or micro-batches), from its log."""
+    if not log.exists():
+        return []
+    lines = log.read_text(errors="replace").splitlines()
+    return [line[line.index("task ") :].strip() for line in lines if "writes with Spark's Kafka sink" in line]
 
 
 @contextlib.contextmanager
@@ -397,12 +408,19 @@ def main() -> None:
         "--trigger-ms", type=int, default=100, help="--latency: sparklink's task.trigger.interval.ms for this run"
     )
     parser.add_argument(
+        "--realtime-batch-ms",
+        type=int,
+        default=5000,
+        help="sparklink's task.realtime.batch.interval.ms (how often a real-time task checkpoints)",
+    )
+    parser.add_argument(
         "--warmup", type=float, default=15.0, help="--latency: seconds of unmeasured traffic at --rate first"
     )
     parser.add_argument(
         "--profile", action="store_true", help="instead of comparing: profile sparklink in-process, phase by phase"
     )
     args = parser.parse_args()
+    os.environ["BENCH_REALTIME_BATCH_MS"] = str(args.realtime_batch_ms)
     if args.latency:
         latency_main(args)
         return

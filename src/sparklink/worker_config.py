@@ -46,6 +46,10 @@ class WorkerConfig(BaseModel):
     # on that cluster's executors, one Spark application per worker.
     spark_master: str = Field(default_factory=lambda: default_local_master(), alias="spark.master")
     trigger_interval_ms: int = Field(1000, alias="task.trigger.interval.ms")
+    # A real-time task (execution/direct.py) checkpoints and stores its offsets once per batch of this
+    # length; a stop repeats what it wrote since. Spark refuses less than 5 s
+    # (spark.sql.streaming.realTimeMode.minBatchDuration).
+    task_realtime_batch_interval_ms: int = Field(5000, alias="task.realtime.batch.interval.ms", ge=5000)
     # How long a stopping task's batch in hand may run on before its query is stopped (and its jobs
     # cancelled): Connect's setting of the same name and default.
     task_shutdown_graceful_timeout_ms: int = Field(5000, alias="task.shutdown.graceful.timeout.ms", ge=0)

@@ -11,11 +11,12 @@ DataFrames or jobs of our own per batch. What the batch function did otherwise m
   the last progress is stored synchronously after it, so a clean restart repeats nothing;
 - anything per record (MirrorMaker's offset syncs) is the task's business, in the JVM.
 
-**Real-time mode.** When the task's source can (`realtime_slots`), the worker has a free Spark task slot
-for each partition it reads (one slot is always left for micro-batch queries), and the task config
-allows it (`sparklink.realtime`), the query runs with Spark's real-time trigger: long-running Spark tasks
-that pass each record on as it arrives, with a checkpoint (and a progress event) every
-`REALTIME_BATCH`. Without enough slots a real-time query would leave partitions waiting for a whole
+**Real-time mode.** A task's query runs with Spark's real-time trigger when three things hold: its
+source can (`realtime_slots`), the task config allows it (`sparklink.realtime`), and the worker has a
+free Spark task slot for each partition the task reads. One slot is always left for micro-batch
+queries. In this mode long-running Spark tasks pass each record on as it arrives. The query
+checkpoints, and posts a progress event, at the end of each batch (`task.realtime.batch.interval.ms`,
+5 s by default). Without enough slots a real-time query would leave partitions waiting for a whole
 batch, so such a task runs in micro-batches instead. Stopping a real-time query interrupts its Spark
 tasks; what they wrote since the last progress is written again by the next run (at least once).
 """
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-REALTIME_BATCH = "5 seconds"
 RESERVED_SLOTS = 1
 """Spark task slots never given to real-time queries: micro-batch queries and the worker's own jobs."""
 KAFKA_COLUMNS = ("topic", "key", "value", "headers", "partition")
@@ -62,7 +62,8 @@ def start_query(
     trigger: str,
     realtime: bool,
 ) -> StreamingQuery:
-    """Start the task's stream into Spark's Kafka sink."""
+    """Start the task's stream into Spark's Kafka sink; `trigger` is the micro-batch interval, or the
+    batch length in real-time mode (e.g. "5000 milliseconds")."""
     columns = [c for c in KAFKA_COLUMNS if c in stream.columns]
     writer = (
         stream.select(*columns)
@@ -76,7 +77,7 @@ def start_query(
         writer = writer.option("includeHeaders", "true")
     if realtime:
         # Real-time mode takes only the update output mode (a stateless query's rows are the same).
-        writer = writer.outputMode("update").trigger(realTime=REALTIME_BATCH)  # type: ignore[call-overload]
+        writer = writer.outputMode("update").trigger(realTime=trigger)  # type: ignore[call-overload]
     else:
         writer = writer.trigger(processingTime=trigger)
     return writer.start()

@@ -58,9 +58,11 @@ class TaskQueries:
         scratch_dir: Path | None = None,
         converter_defaults: Mapping[str, str] | None = None,
         stop_grace_s: float = 5.0,
+        realtime_batch_ms: int = 5000,
     ) -> None:
         self.spark = spark
         self.stop_grace_s = stop_grace_s
+        self.realtime_batch = f"{realtime_batch_ms} milliseconds"
         self.bootstrap_servers = bootstrap_servers
         self.offsets = offsets
         self.group_offsets = group_offsets
@@ -354,7 +356,14 @@ class TaskQueries:
         name = query_name(run.connector, run.task_id)
         self.progress.watch(name, run)
         try:
-            query = direct.start_query(run, records, self.bootstrap_servers, producer, self.trigger, realtime)
+            query = direct.start_query(
+                run,
+                records,
+                self.bootstrap_servers,
+                producer,
+                self.realtime_batch if realtime else self.trigger,
+                realtime,
+            )
         except Exception:
             self.progress.unwatch(name, run, None)
             raise

@@ -1,0 +1,114 @@
+"""Direct-written tasks (execution/direct.py): offsets from progress events, and the worker settings
+that shape them. The offsets store runs on a memory backend here; the integration tests run the real
+queries (tests/it/test_mirror_direct.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from sparklink.api.connector import Offset, Partition, SourceTask, TaskContext
+from sparklink.api.task_config import TaskSettings
+from sparklink.execution.direct import ProgressOffsets
+from sparklink.execution.running import RunningTask
+from sparklink.storage.backend import MemoryBackend
+from sparklink.storage.offsets import OffsetStore
+from sparklink.worker_config import WorkerConfig, default_local_master
+from tests.helpers import wait_for
+
+
+class _Mirrorish(SourceTask):
+    """Offsets as MirrorSource keeps them: last written upstream offset = end position - 1."""
+
+    direct_write = True
+
+    def stream(self, ctx: TaskContext) -> Any:
+        raise NotImplementedError
+
+    def batch_offsets(self, batch: Any) -> list[tuple[Partition, Offset]]:
+        raise NotImplementedError
+
+    def progress_offsets(self, end: Any) -> list[tuple[Partition, Offset]]:
+        return [({"topic": t, "partition": int(p)}, {"offset": o - 1}) for t, ps in end.items() for p, o in ps.items()]
+
+
+class _Events:
+    def __init__(self) -> None:
+        self.topics: list[list[str]] = []
+
+    def task_failed(self, connector: str, task_id: int, trace: str) -> None:
+        raise AssertionError(trace)
+
+    def topics_seen(self, connector: str, task_id: int, topics: list[str]) -> None:
+        self.topics.append(topics)
+
+
+def _progress(end: dict[str, dict[str, int]], rows: int) -> str:
+    return json.dumps({"numInputRows": rows, "sources": [{"startOffset": None, "endOffset": end}]})
+
+
+def _run(events: _Events) -> RunningTask:
+    ctx = TaskContext("c", 0, {}, spark=None)  # type: ignore[arg-type]
+    run = RunningTask("c", 0, _Mirrorish(), ctx, TaskSettings.parse({}), events, Path("/nonexistent"))
+    run.extra["topics"] = ["remote.t"]
+    return run
+
+
+def _stored(store: OffsetStore) -> dict[int, int]:
+    return {p["partition"]: o["offset"] for p, o in store.get("c")}
+
+
+def test_progress_events_store_the_newest_positions_off_the_listener_thread() -> None:
+    store, events = OffsetStore(MemoryBackend()), _Events()
+    progress = ProgressOffsets(store)
+    run = _run(events)
+    try:
+        progress.watch("q", run)
+        assert progress.watched == {"q"}
+        progress.progress("other", _progress({"t": {"0": 99}}, 5))  # not watched: ignored
+        progress.progress("q", _progress({"t": {"0": 10, "1": 4}}, 14))
+        progress.progress("q", _progress({"t": {"0": 25, "1": 4}}, 15))
+        wait_for(lambda: _stored(store) == {0: 24, 1: 3}, 10, "the newest positions stored")
+        wait_for(lambda: run.records == 29, 10, "both batches counted")
+        assert events.topics == [["remote.t"]]  # reported once, with the first rows
+    finally:
+        progress.close()
+
+
+def test_unwatching_stores_the_last_progress_and_ignores_later_events() -> None:
+    store, events = OffsetStore(MemoryBackend()), _Events()
+    progress = ProgressOffsets(store)
+    run = _run(events)
+    try:
+        progress.watch("q", run)
+        # The query stopped before its last event reached the listener: its last progress is stored.
+        progress.unwatch("q", run, json.loads(_progress({"t": {"0": 7}}, 7)))
+        assert _stored(store) == {0: 6}
+        assert run.records == 0  # the event that counts its rows may still come; never counted twice
+        assert progress.watched == set()
+        progress.progress("q", _progress({"t": {"0": 50}}, 43))
+        assert _stored(store) == {0: 6}
+    finally:
+        progress.close()
+
+
+def test_workers_default_to_at_least_eight_local_task_threads_and_realtime_batches_of_5s_or_more() -> None:
+    master = default_local_master()
+    assert master.startswith("local[") and int(master[6:-1]) >= 8
+    assert WorkerConfig().spark_master == master
+    assert WorkerConfig.model_validate({"spark.master": "local[2]"}).spark_master == "local[2]"
+    assert WorkerConfig().task_realtime_batch_interval_ms == 5000
+    # Spark refuses real-time batches under 5 s (spark.sql.streaming.realTimeMode.minBatchDuration).
+    with pytest.raises(ValidationError, match=r"task\.realtime\.batch\.interval\.ms"):
+        WorkerConfig.model_validate({"task.realtime.batch.interval.ms": "2000"})
+
+
+def test_the_realtime_task_setting_defaults_on_and_takes_false() -> None:
+    assert TaskSettings.parse({}).realtime is True
+    assert TaskSettings.parse({"sparklink.realtime": "false"}).realtime is False
+    with pytest.raises(Exception, match=r"sparklink\.realtime"):
+        TaskSettings.parse({"sparklink.realtime": "sometimes"})

@@ -97,6 +97,7 @@ def test_real_time_mode_takes_only_free_spark_task_slots_and_gives_them_back(
     worker = worker_factory(**{"bootstrap.servers": target_kafka.bootstrap_servers})
     slots = worker.spark.sparkContext.defaultParallelism
     config = {**mirror_config(kafka, target_kafka, alias, topics=topic), "connector.class": SOURCE}
+    config["sparklink.realtime"] = "true"
     config["tasks.max"] = str(slots)  # one partition per task, more tasks than free slots
     response = httpx.post(f"{worker.url}/connectors", json={"name": "mm", "config": config}, timeout=60)
     assert response.status_code == 201, response.text

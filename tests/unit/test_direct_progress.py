@@ -107,8 +107,8 @@ def test_workers_default_to_at_least_eight_local_task_threads_and_realtime_batch
         WorkerConfig.model_validate({"task.realtime.batch.interval.ms": "2000"})
 
 
-def test_the_realtime_task_setting_defaults_on_and_takes_false() -> None:
-    assert TaskSettings.parse({}).realtime is True
-    assert TaskSettings.parse({"sparklink.realtime": "false"}).realtime is False
+def test_the_realtime_task_setting_defaults_off_and_takes_true() -> None:
+    assert TaskSettings.parse({}).realtime is False
+    assert TaskSettings.parse({"sparklink.realtime": "true"}).realtime is True
     with pytest.raises(Exception, match=r"sparklink\.realtime"):
         TaskSettings.parse({"sparklink.realtime": "sometimes"})

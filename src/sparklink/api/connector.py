@@ -155,9 +155,10 @@ class SourceTask(Task):
     records need no transform: the runtime then sets `ctx.direct` before calling `stream` and takes
     the offsets from the query's progress through `progress_offsets`."""
 
-    def progress_offsets(self, end: Mapping[str, Any]) -> list[tuple[Partition, Offset]]:
+    def progress_offsets(self, end: Any) -> list[tuple[Partition, Offset]]:
         """Direct writing: the source offsets reached once the query's source stands at `end` (the
-        progress's `endOffset`, parsed JSON). Only what the query has written is covered."""
+        progress's `endOffset`, parsed JSON: an object for Kafka, a number for `rate`). Only what the
+        query has written is covered."""
         raise NotImplementedError(f"{type(self).__name__} declares direct_write but not progress_offsets")
 
     def realtime_slots(self, ctx: TaskContext) -> int | None:

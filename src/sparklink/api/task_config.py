@@ -48,10 +48,11 @@ TASK_DEF = (
         cfg.ConfigKey(
             REALTIME,
             "BOOLEAN",
-            "Let a task that can (MirrorSourceConnector's) run in Spark's real-time mode, records streaming "
+            "Run a task that can (MirrorSourceConnector's) in Spark's real-time mode, records streaming "
             "through long-running Spark tasks, when the worker has a free Spark task slot for each partition "
-            "it reads; false keeps it in micro-batches.",
-            default=True,
+            "it reads. Off by default: stopping a real-time task (a restart, a rebalance, a new topic) "
+            "writes again what it wrote since its last checkpoint, up to task.realtime.batch.interval.ms.",
+            default=False,
         )
     )
 )
@@ -67,7 +68,7 @@ class TaskSettings:
     max_records_per_batch: int | None
     min_records_per_batch: int | None
     max_batch_delay_ms: int
-    realtime: bool = True
+    realtime: bool = False
 
     @classmethod
     def parse(cls, config: Mapping[str, str]) -> TaskSettings:

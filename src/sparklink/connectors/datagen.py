@@ -145,6 +145,7 @@ class DatagenTask(SourceTask):
         self._partition: Partition = {"task": ctx.task_id}
         start = _resume_position(ctx.task_id, ctx.resume)
         limit = int(ctx.config.get("task.records", "-1"))
+        self._start, self._limit, self._rate = start, limit, int(ctx.config.get("task.rate", "1"))
         if ctx.checkpoint is not None:
             seed_rate_start(Path(ctx.checkpoint), time.time() - RATE_HEAD_START_S)
         rate = (
@@ -200,6 +201,18 @@ class DatagenTask(SourceTask):
 
     def topics(self, ctx: TaskContext) -> list[str] | None:
         return [ctx.config["topic"]]
+
+    direct_write = True
+
+    def progress_offsets(self, end: Any) -> list[tuple[Partition, Offset]]:
+        """The `rate` source's position is whole seconds since its start, and it has made `rate` rows
+        a second by then (values 0 .. rate * seconds - 1, each written as seq start + value)."""
+        if not isinstance(end, int) or isinstance(end, bool):
+            return []
+        position = self._start + self._rate * end
+        if self._limit >= 0:
+            position = min(position, self._limit)
+        return [(self._partition, {"position": position})] if position > self._start else []
 
 
 RATE_HEAD_START_S = 1.0

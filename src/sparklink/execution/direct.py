@@ -12,7 +12,7 @@ DataFrames or jobs of our own per batch. What the batch function did otherwise m
 - anything per record (MirrorMaker's offset syncs) is the task's business, in the JVM.
 
 **Real-time mode.** A task's query runs with Spark's real-time trigger when three things hold: its
-source can (`realtime_slots`), the task config allows it (`sparklink.realtime`), and the worker has a
+source can (`realtime_slots`), the task config asks for it (`sparklink.realtime=true`), and the worker has a
 free Spark task slot for each partition the task reads. One slot is always left for micro-batch
 queries. In this mode long-running Spark tasks pass each record on as it arrives. The query
 checkpoints, and posts a progress event, at the end of each batch (`task.realtime.batch.interval.ms`,
@@ -207,6 +207,9 @@ def _merge(pending: _Pending, progress: Mapping[str, Any] | None, count: bool = 
         end = json.loads(end)
     if end is not None:
         pending.end = end
-    rows = int(progress.get("numInputRows") or 0) if count else 0
+    # Rows written: the sink's count where it reports one (a source's filter may drop rows it read).
+    written = (progress.get("sink") or {}).get("numOutputRows")
+    rows = int(written if isinstance(written, int) and written >= 0 else progress.get("numInputRows") or 0)
+    rows = rows if count else 0
     pending.rows += rows
     pending.batches += 1 if rows else 0

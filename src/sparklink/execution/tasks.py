@@ -350,7 +350,8 @@ class TaskQueries:
     ) -> StreamingQuery:
         """Start a task written by Spark's Kafka sink (direct.py): offsets from progress events."""
         pipeline: Pipeline = run.extra["pipeline"]
-        records = stream if pipeline.passthrough else pipeline.run(stream).records
+        # Converters go into the streaming plan (records already in Kafka form pass as they are).
+        records = pipeline.run(stream).records
         realtime = run.ctx.realtime
         run.extra.update(direct=True, topics=known_topics or [])
         name = query_name(run.connector, run.task_id)

@@ -277,10 +277,12 @@ class MirrorSourceTask(SourceTask):
 
     direct_write = True
 
-    def progress_offsets(self, end: Mapping[str, Any]) -> list[tuple[Partition, Offset]]:
+    def progress_offsets(self, end: Any) -> list[tuple[Partition, Offset]]:
         """MM2's offsets from the query's end offsets: the last replicated upstream offset, i.e. the
         next one to read minus one, for each partition the query has read past its start."""
         out: list[tuple[Partition, Offset]] = []
+        if not isinstance(end, dict):
+            return out
         for topic, partition in self.partitions:
             position = (end.get(topic) or {}).get(str(partition))
             if isinstance(position, int) and position > self._start.get((topic, partition), 0):

@@ -239,6 +239,7 @@ def sparklink_mirror(
             "offset-syncs.topic.replication.factor": "1",
             "sync.topic.acls.enabled": "false",
             "sparklink.max.records.per.batch": str(batch),
+            "sparklink.realtime": os.environ.get("BENCH_REALTIME", "false"),
         }
         httpx.post(f"{url}/connectors", json={"name": "bench", "config": config}, timeout=60).raise_for_status()
         yield sampler
@@ -408,6 +409,9 @@ def main() -> None:
         "--trigger-ms", type=int, default=100, help="--latency: sparklink's task.trigger.interval.ms for this run"
     )
     parser.add_argument(
+        "--realtime", action="store_true", help="run sparklink's tasks in Spark's real-time mode (sparklink.realtime)"
+    )
+    parser.add_argument(
         "--realtime-batch-ms",
         type=int,
         default=5000,
@@ -421,6 +425,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     os.environ["BENCH_REALTIME_BATCH_MS"] = str(args.realtime_batch_ms)
+    os.environ["BENCH_REALTIME"] = "true" if args.realtime else "false"
     if args.latency:
         latency_main(args)
         return
@@ -435,6 +440,7 @@ def main() -> None:
         "partitions": args.partitions,
         "tasks": args.tasks,
         "sparklink_batch": args.batch,
+        "sparklink_realtime": args.realtime,
         "cpus": os.cpu_count(),
     }
     try:
@@ -493,6 +499,7 @@ def latency_main(args: argparse.Namespace) -> None:
         "partitions": args.partitions,
         "tasks": args.tasks,
         "sparklink_trigger_ms": args.trigger_ms,
+        "sparklink_realtime": args.realtime,
         "cpus": os.cpu_count(),
     }
     try:

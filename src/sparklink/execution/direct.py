@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sparklink.api.connector import Offset, Partition, SourceTask
-from sparklink.execution.running import RunningTask, query_name
+from sparklink.execution.running import RunningTask, query_name, remember_callback_connection
 from sparklink.storage.offsets import OffsetStore
 
 if TYPE_CHECKING:
@@ -133,6 +133,14 @@ class ProgressOffsets:
             # Its rows were counted when its event came (or will be): only the position matters here.
             _merge(pending, last_progress, count=False)
         self._apply(pending)
+
+    def started(self, name: str) -> None:
+        """Called on the query's stream thread as it starts: note its Py4J callback connection, which
+        the task's stop closes (a batch function would have noted it otherwise; see running.py)."""
+        with self._lock:
+            run = self._runs.get(name)
+        if run is not None:
+            remember_callback_connection(run)
 
     def progress(self, name: str, text: str) -> None:
         with self._lock:

@@ -157,9 +157,11 @@ class QueryListener(_make_listener_base()):  # type: ignore[misc]
         self,
         on_terminated: Callable[[str, str | None], None],
         on_progress: Callable[[str, str], None] | None = None,
+        on_started: Callable[[str], None] | None = None,
     ) -> None:
         self._on_terminated = on_terminated
         self._on_progress = on_progress
+        self._on_started = on_started
         self.watched: set[str] = set()
 
     def onQueryStarted(self, event: Any) -> None:
@@ -183,7 +185,7 @@ class QueryListener(_make_listener_base()):  # type: ignore[misc]
             jvm = SparkContext._jvm
             assert jvm is not None, "the listener is added to a running session"
             bridge = self.__dict__["_bridge"] = jvm.PythonStreamingQueryListenerWrapper(
-                _TerminationBridge(self._on_terminated, self._on_progress, self.watched)
+                _TerminationBridge(self._on_terminated, self._on_progress, self.watched, self._on_started)
             )
         return bridge
 
@@ -196,13 +198,24 @@ class _TerminationBridge:
         on_terminated: Callable[[str, str | None], None],
         on_progress: Callable[[str, str], None] | None,
         watched: set[str],
+        on_started: Callable[[str], None] | None = None,
     ) -> None:
         self._on_terminated = on_terminated
         self._on_progress = on_progress
         self._watched = watched
+        self._on_started = on_started
 
     def onQueryStarted(self, jevent: Any) -> None:
-        pass
+        # Spark delivers this event on the query's own stream thread, so this Python thread serves that
+        # thread's Py4J callback connection: a watched query (no batch function) notes it here.
+        if not self._watched or self._on_started is None:
+            return
+        try:
+            name = jevent.name()
+            if name in self._watched:
+                self._on_started(str(name))
+        except Exception:  # never let a reporting error kill the query's start
+            log.exception("handling a query start event")
 
     def onQueryProgress(self, jevent: Any) -> None:
         if not self._watched or self._on_progress is None:

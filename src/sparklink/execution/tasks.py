@@ -78,7 +78,7 @@ class TaskQueries:
         self._control = threading.RLock()
         self._lock = threading.RLock()
         self.progress = direct.ProgressOffsets(offsets)
-        self._listener = QueryListener(self._on_terminated, self.progress.progress)
+        self._listener = QueryListener(self._on_terminated, self.progress.progress, self.progress.started)
         self._listener.watched = self.progress.watched
         self._realtime_slots = 0  # Spark task slots held by real-time queries
         spark.streams.addListener(self._listener)

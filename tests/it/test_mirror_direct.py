@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from sparklink.connectors.mirror import formats
+from sparklink.execution.direct import last_progress
 from sparklink.execution.running import RunningTask
 from sparklink.platform.kafka import KafkaCluster
 from sparklink.runtime import Runtime
@@ -58,12 +59,16 @@ def test_a_mirror_task_writes_through_sparks_kafka_sink_and_its_offsets_and_sync
     wait_for(lambda: task_states(worker.url, "mm") == ["RUNNING"], 60, "the task RUNNING")
     (run,) = _runs(worker, "mm")
     assert run.extra.get("direct") and run.ctx.realtime is realtime
-    assert "callback" not in run.extra  # no batch function: Python is never called per batch
 
     remote = f"{alias}.{topic}"
     want = read_partitions(kafka, topic, 250)
     assert read_partitions(target_kafka, remote, 250) == want  # the carrier headers never reach the target
     wait_for(lambda: _stored(worker, "mm").get((topic, 0)) == 249, 60, "offset 249 stored from the query's progress")
+    # Spark's Kafka sink writes the batches: no foreachBatch, so Python is never called per batch.
+    assert run.query is not None
+    progress = last_progress(run.query)
+    assert progress is not None
+    assert "kafka010" in progress["sink"]["description"] and "ForeachBatch" not in progress["sink"]["description"]
 
     # Every sync pairs an upstream record with the downstream offset that holds the same record, one
     # at least every offset.lag.max + 1 records, and the last record is synced (promoted when delayed).

@@ -183,8 +183,8 @@ class ProgressOffsets:
                 self.offsets.put(run.connector, changed)
                 for p, o in changed:
                     stored[json.dumps(p, sort_keys=True)] = o
-            if pending.rows and not run.extra.get("topics_reported"):
-                run.extra["topics_reported"] = True
+            if pending.rows:
+                # Each time, as the batch path does: a topics reset (KIP-558) clears what was recorded.
                 run.events.topics_seen(run.connector, run.task_id, run.extra.get("topics") or [])
             run.records += pending.rows
             run.batches += pending.batches

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sparklink.api.connector import Offset, Partition, SourceTask
+from sparklink.execution import kafka_io
 from sparklink.execution.running import RunningTask, query_name, remember_callback_connection
 from sparklink.storage.offsets import OffsetStore
 
@@ -43,7 +44,6 @@ log = logging.getLogger(__name__)
 
 RESERVED_SLOTS = 1
 """Spark task slots never given to real-time queries: micro-batch queries and the worker's own jobs."""
-KAFKA_COLUMNS = ("topic", "key", "value", "headers", "partition")
 
 
 @dataclass
@@ -64,7 +64,7 @@ def start_query(
 ) -> StreamingQuery:
     """Start the task's stream into Spark's Kafka sink; `trigger` is the micro-batch interval, or the
     batch length in real-time mode (e.g. "5000 milliseconds")."""
-    columns = [c for c in KAFKA_COLUMNS if c in stream.columns]
+    columns = [c for c in kafka_io.KAFKA_COLUMNS if c in stream.columns]
     writer = (
         stream.select(*columns)
         .writeStream.format("kafka")

@@ -239,7 +239,7 @@ def sparklink_mirror(
             "offset-syncs.topic.replication.factor": "1",
             "sync.topic.acls.enabled": "false",
             "sparklink.max.records.per.batch": str(batch),
-            "sparklink.realtime": os.environ.get("BENCH_REALTIME", "false"),
+            "sparklink.realtime": os.environ.get("BENCH_REALTIME", "true"),
         }
         httpx.post(f"{url}/connectors", json={"name": "bench", "config": config}, timeout=60).raise_for_status()
         yield sampler
@@ -409,7 +409,10 @@ def main() -> None:
         "--trigger-ms", type=int, default=100, help="--latency: sparklink's task.trigger.interval.ms for this run"
     )
     parser.add_argument(
-        "--realtime", action="store_true", help="run sparklink's tasks in Spark's real-time mode (sparklink.realtime)"
+        "--micro-batch",
+        dest="realtime",
+        action="store_false",
+        help="run sparklink's tasks in micro-batches (sparklink.realtime=false) instead of Spark's real-time mode",
     )
     parser.add_argument(
         "--realtime-batch-ms",

@@ -42,10 +42,15 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * commit; here a timer sends it every {@code promote.ms}. Syncs are produced by a producer of our own
  * on a thread of our own: {@code onAcknowledgement} runs on the data producer's I/O thread.
  *
+ * <p>The same pairing tells how far each upstream partition has been written: with {@code .registry}
+ * set, each acknowledged upstream offset is reported to {@link AcknowledgedOffsets} under that key,
+ * which a task's stop reads in local mode.
+ *
  * <p>Settings (in the producer's configs, as Spark passes its {@code kafka.*} options): {@code
- * sparklink.offset.syncs.topic} (unset: only the header is removed), {@code .lag.max}, {@code
- * .promote.ms}, {@code .upstream.topics} ({@code remote=upstream,...}), and {@code .producer.*} for
- * the sync producer (bootstrap servers, security).
+ * sparklink.offset.syncs.topic} (unset: no syncs), {@code .lag.max}, {@code .promote.ms}, {@code
+ * .upstream.topics} ({@code remote=upstream,...}), {@code .registry}, and {@code .producer.*} for the
+ * sync producer (bootstrap servers, security). With neither a topic nor a registry, the interceptor
+ * only removes the header.
  */
 public class OffsetSyncInterceptor implements ProducerInterceptor<byte[], byte[]> {
     public static final String HEADER = "__sparklink.upstream";
@@ -56,6 +61,8 @@ public class OffsetSyncInterceptor implements ProducerInterceptor<byte[], byte[]
     private final Map<String, String> upstreamOf = new HashMap<>();
     private final Map<String, Object> producerConfig = new HashMap<>();
     private String syncTopic;
+    private AcknowledgedOffsets run;
+    private final java.util.function.LongSupplier inFlight = this::inFlight;
     private long maxLag = 100;
     private long promoteMs = 1000;
     private ScheduledThreadPoolExecutor sender;
@@ -72,6 +79,9 @@ public class OffsetSyncInterceptor implements ProducerInterceptor<byte[], byte[]
             String name = key.substring(PREFIX.length());
             if (name.equals("topic")) {
                 syncTopic = value;
+            } else if (name.equals("registry")) {
+                run = AcknowledgedOffsets.of(value);
+                run.track(inFlight);
             } else if (name.equals("lag.max")) {
                 maxLag = Math.max(0, Long.parseLong(value.trim()));
             } else if (name.equals("promote.ms")) {
@@ -101,24 +111,13 @@ public class OffsetSyncInterceptor implements ProducerInterceptor<byte[], byte[]
     @Override
     public ProducerRecord<byte[], byte[]> onSend(ProducerRecord<byte[], byte[]> record) {
         Header[] headers = record.headers().toArray();
-        int carrier = -1;
-        for (int i = headers.length - 1; i >= 0; i--) {
-            if (HEADER.equals(headers[i].key())) {
-                carrier = i;
-                break;
-            }
-        }
+        int carrier = CarrierHeaders.last(headers, HEADER);
         if (carrier < 0) {
             return record;
         }
-        RecordHeaders kept = new RecordHeaders();
-        for (int i = 0; i < headers.length; i++) {
-            if (i != carrier) {
-                kept.add(headers[i]);
-            }
-        }
+        RecordHeaders kept = CarrierHeaders.without(headers, carrier);
         byte[] raw = headers[carrier].value();
-        if (syncTopic != null && raw != null && record.partition() != null) {
+        if (tracking() && raw != null && record.partition() != null) {
             long upstream = Long.parseLong(new String(raw, StandardCharsets.US_ASCII));
             TopicPartition tp = new TopicPartition(record.topic(), record.partition());
             partitions.computeIfAbsent(tp, k -> new PartitionSyncs()).sent(upstream);
@@ -129,7 +128,7 @@ public class OffsetSyncInterceptor implements ProducerInterceptor<byte[], byte[]
 
     @Override
     public void onAcknowledgement(RecordMetadata metadata, Exception exception) {
-        if (syncTopic == null || metadata == null) {
+        if (!tracking() || metadata == null) {
             return;
         }
         PartitionSyncs state = partitions.get(new TopicPartition(metadata.topic(), metadata.partition()));
@@ -137,9 +136,26 @@ public class OffsetSyncInterceptor implements ProducerInterceptor<byte[], byte[]
             return;
         }
         long[] sync = state.acknowledged(exception == null && metadata.hasOffset() ? metadata.offset() : -1, maxLag);
-        if (sync != null) {
+        if (sync != null && syncTopic != null) {
             send(metadata.topic(), metadata.partition(), sync[0], sync[1]);
         }
+        String upstreamTopic = upstreamOf.get(metadata.topic());
+        long written = state.writtenUpstream();
+        if (run != null && upstreamTopic != null && written >= 0) {
+            run.acknowledged(upstreamTopic, metadata.partition(), written);
+        }
+    }
+
+    private boolean tracking() {
+        return syncTopic != null || run != null;
+    }
+
+    private long inFlight() {
+        long total = 0;
+        for (PartitionSyncs state : partitions.values()) {
+            total += state.inFlight();
+        }
+        return total;
     }
 
     private void promoteDelayed() {
@@ -182,6 +198,9 @@ public class OffsetSyncInterceptor implements ProducerInterceptor<byte[], byte[]
 
     @Override
     public void close() {
+        if (run != null) {
+            run.untrack(inFlight);
+        }
         if (sender == null) {
             return;
         }
@@ -212,6 +231,8 @@ public class OffsetSyncInterceptor implements ProducerInterceptor<byte[], byte[]
         private long previousDownstream = -1;
         private long lastSyncDownstream = -1;
         private long[] delayed;
+        private boolean failed; // ever: the upstream offsets written stop being a contiguous run
+        private long writtenUpstream = -1;
 
         synchronized void sent(long upstream) {
             if (size == inFlight.length) {
@@ -237,7 +258,11 @@ public class OffsetSyncInterceptor implements ProducerInterceptor<byte[], byte[]
             long[] due = null;
             if (downstream < 0) {
                 broken = true;
-            } else if (!broken) {
+                failed = true;
+            } else if (!failed) {
+                writtenUpstream = upstream;
+            }
+            if (downstream >= 0 && !broken) {
                 boolean first = lastSyncDownstream == -1;
                 boolean stale = downstream - (lastSyncDownstream + 1) >= maxLag;
                 boolean skipped = upstream - previousUpstream != 1;
@@ -258,6 +283,15 @@ public class OffsetSyncInterceptor implements ProducerInterceptor<byte[], byte[]
                 broken = size > 0; // once nothing is in flight, sends and acknowledgements pair up again
             }
             return due;
+        }
+
+        /** The last upstream offset acknowledged before any failure (-1: none). */
+        synchronized long writtenUpstream() {
+            return writtenUpstream;
+        }
+
+        synchronized int inFlight() {
+            return size;
         }
 
         synchronized long[] takeDelayed() {

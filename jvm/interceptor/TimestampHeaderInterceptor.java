@@ -24,13 +24,7 @@ public class TimestampHeaderInterceptor implements ProducerInterceptor<byte[], b
     @Override
     public ProducerRecord<byte[], byte[]> onSend(ProducerRecord<byte[], byte[]> record) {
         Header[] headers = record.headers().toArray();
-        int carrier = -1;
-        for (int i = headers.length - 1; i >= 0; i--) {
-            if (HEADER.equals(headers[i].key())) {
-                carrier = i;
-                break;
-            }
-        }
+        int carrier = CarrierHeaders.last(headers, HEADER);
         if (carrier < 0) {
             return record;
         }
@@ -41,12 +35,7 @@ public class TimestampHeaderInterceptor implements ProducerInterceptor<byte[], b
             // A negative timestamp means "none" (pre-0.10 record formats); let the producer stamp it.
             timestamp = parsed >= 0 ? parsed : null;
         }
-        RecordHeaders kept = new RecordHeaders();
-        for (int i = 0; i < headers.length; i++) {
-            if (i != carrier) {
-                kept.add(headers[i]);
-            }
-        }
+        RecordHeaders kept = CarrierHeaders.without(headers, carrier);
         return new ProducerRecord<>(record.topic(), record.partition(), timestamp, record.key(), record.value(), kept);
     }
 

@@ -15,7 +15,7 @@ from sparklink.execution.running import RunningTask
 from sparklink.platform.kafka import KafkaCluster
 from sparklink.runtime import Runtime
 from tests.conftest import WorkerFactory
-from tests.helpers import read_topic, task_states, unique, wait_for
+from tests.helpers import read_topic, task_states, topic_size, unique, wait_for
 from tests.it.mirror_fixtures import create_topic, mirror_config, produce, read_partitions
 
 SOURCE = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
@@ -116,3 +116,44 @@ def test_real_time_mode_takes_only_free_spark_task_slots_and_gives_them_back(
     assert httpx.delete(f"{worker.url}/connectors/mm", timeout=60).status_code == 204
     wait_for(lambda: not _runs(worker, "mm"), 60, "the tasks stopped")
     assert worker.worker.tasks._realtime_slots == 0
+
+
+def test_a_real_time_task_stopped_mid_batch_stores_what_its_producer_acknowledged(
+    kafka: KafkaCluster, target_kafka: KafkaCluster, worker_factory: WorkerFactory
+) -> None:
+    alias, topic = unique("src"), unique("midbatch")
+    create_topic(kafka, topic, 1)
+    produce(kafka, topic, [{"key": f"k{i}".encode(), "value": f"v{i}".encode()} for i in range(200)])
+    # Batches far longer than the test: the query posts no progress, so only the producer's
+    # acknowledgements (AcknowledgedOffsets) can say where the task stands when it stops.
+    worker = worker_factory(
+        **{"bootstrap.servers": target_kafka.bootstrap_servers, "task.realtime.batch.interval.ms": "600000"}
+    )
+    config = {
+        **mirror_config(kafka, target_kafka, alias, topics=topic),
+        "connector.class": SOURCE,
+        "sparklink.realtime": "true",
+    }
+    response = httpx.post(f"{worker.url}/connectors", json={"name": "mm", "config": config}, timeout=60)
+    assert response.status_code == 201, response.text
+    wait_for(lambda: task_states(worker.url, "mm") == ["RUNNING"], 60, "the task RUNNING")
+    (run,) = _runs(worker, "mm")
+    assert run.ctx.realtime and run.query is not None
+    remote = f"{alias}.{topic}"
+    assert read_partitions(target_kafka, remote, 200) == read_partitions(kafka, topic, 200)
+    assert last_progress(run.query) is None  # mid-batch: nothing has come from progress
+    assert _stored(worker, "mm") == {}
+
+    assert httpx.put(f"{worker.url}/connectors/mm/stop", timeout=60).status_code == 204
+    wait_for(lambda: not _runs(worker, "mm"), 60, "the task stopped")
+    assert _stored(worker, "mm") == {(topic, 0): 199}
+
+    produce(kafka, topic, [{"key": b"k", "value": f"later{i}".encode()} for i in range(30)])
+    assert httpx.put(f"{worker.url}/connectors/mm/resume", timeout=60).status_code == 202
+    wait_for(lambda: topic_size(target_kafka.bootstrap_servers, remote) >= 230, 90, "the later records mirrored")
+    assert httpx.put(f"{worker.url}/connectors/mm/stop", timeout=60).status_code == 204
+    wait_for(lambda: not _runs(worker, "mm"), 60, "the task stopped again")
+    assert _stored(worker, "mm") == {(topic, 0): 229}
+    # The resume began where the acknowledgements said: nothing lost, nothing written twice.
+    assert topic_size(target_kafka.bootstrap_servers, remote) == 230
+    assert read_partitions(target_kafka, remote, 230) == read_partitions(kafka, topic, 230)

@@ -96,6 +96,26 @@ def test_unwatching_stores_the_last_progress_and_ignores_later_events() -> None:
         progress.close()
 
 
+def test_what_a_stopped_task_says_it_wrote_wins_over_its_last_progress_where_it_says() -> None:
+    store, events = OffsetStore(MemoryBackend()), _Events()
+    progress = ProgressOffsets(store)
+    run = _run(events)
+    try:
+        progress.watch("q", run)
+        # A real-time run stopped mid-batch: its producer had acknowledged past the last progress on
+        # partition 0; partition 1 it says nothing about, so its progress stands.
+        written = [({"topic": "t", "partition": 0}, {"offset": 41})]
+        progress.unwatch("q", run, json.loads(_progress({"t": {"0": 10, "1": 5}}, 15)), written)
+        assert _stored(store) == {0: 41, 1: 4}
+        # A run with no progress at all (its first batch never ended) still stores what it wrote.
+        second = _run(events)
+        progress.watch("q", second)
+        progress.unwatch("q", second, None, [({"topic": "t", "partition": 0}, {"offset": 60})])
+        assert _stored(store) == {0: 60, 1: 4}
+    finally:
+        progress.close()
+
+
 def test_workers_default_to_at_least_eight_local_task_threads_and_realtime_batches_of_5s_or_more() -> None:
     master = default_local_master()
     assert master.startswith("local[") and int(master[6:-1]) >= 8
@@ -107,8 +127,8 @@ def test_workers_default_to_at_least_eight_local_task_threads_and_realtime_batch
         WorkerConfig.model_validate({"task.realtime.batch.interval.ms": "2000"})
 
 
-def test_the_realtime_task_setting_defaults_off_and_takes_true() -> None:
-    assert TaskSettings.parse({}).realtime is False
-    assert TaskSettings.parse({"sparklink.realtime": "true"}).realtime is True
+def test_the_realtime_task_setting_defaults_on_and_takes_false() -> None:
+    assert TaskSettings.parse({}).realtime is True
+    assert TaskSettings.parse({"sparklink.realtime": "false"}).realtime is False
     with pytest.raises(Exception, match=r"sparklink\.realtime"):
         TaskSettings.parse({"sparklink.realtime": "sometimes"})

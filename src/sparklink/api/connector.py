@@ -161,6 +161,12 @@ class SourceTask(Task):
         query has written is covered."""
         raise NotImplementedError(f"{type(self).__name__} declares direct_write but not progress_offsets")
 
+    def written_offsets(self, ctx: TaskContext, wait_s: float) -> list[tuple[Partition, Offset]] | None:
+        """Direct writing, once the run's query has stopped: the offsets of every record its producer
+        has had acknowledged (waiting up to `wait_s` for records still in flight), or None when the
+        task cannot tell and the query's last progress stands. These win over that progress."""
+        return None
+
     def realtime_slots(self, ctx: TaskContext) -> int | None:
         """Direct writing: how many Spark tasks the stream would run at once in real-time mode (one
         per Kafka partition it reads), or None if its source cannot; asked before `stream`."""

@@ -50,9 +50,10 @@ TASK_DEF = (
             "BOOLEAN",
             "Run a task that can (MirrorSourceConnector's) in Spark's real-time mode, records streaming "
             "through long-running Spark tasks, when the worker has a free Spark task slot for each partition "
-            "it reads. Off by default: stopping a real-time task (a restart, a rebalance, a new topic) "
-            "writes again what it wrote since its last checkpoint, up to task.realtime.batch.interval.ms.",
-            default=False,
+            "it reads (otherwise it runs in micro-batches). On a Spark cluster, stopping a real-time task "
+            "writes again what it wrote since its last checkpoint, up to task.realtime.batch.interval.ms; "
+            "in local mode the stop stores exactly what the target acknowledged.",
+            default=True,
         )
     )
 )
@@ -68,7 +69,7 @@ class TaskSettings:
     max_records_per_batch: int | None
     min_records_per_batch: int | None
     max_batch_delay_ms: int
-    realtime: bool = False
+    realtime: bool = True
 
     @classmethod
     def parse(cls, config: Mapping[str, str]) -> TaskSettings:

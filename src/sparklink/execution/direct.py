@@ -18,7 +18,10 @@ queries. In this mode long-running Spark tasks pass each record on as it arrives
 checkpoints, and posts a progress event, at the end of each batch (`task.realtime.batch.interval.ms`,
 5 s by default). Without enough slots a real-time query would leave partitions waiting for a whole
 batch, so such a task runs in micro-batches instead. Stopping a real-time query interrupts its Spark
-tasks; what they wrote since the last progress is written again by the next run (at least once).
+tasks mid-batch, past its last progress; the task then says itself what its producer had acknowledged
+(`SourceTask.written_offsets`, which MirrorSource reads from its interceptor in local mode), and that is
+stored instead. Where it cannot tell (a Spark cluster), what was written since the last progress is
+written again by the next run (at least once).
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ class _Pending:
     end: Any = None  # the newest endOffset seen
     rows: int = 0  # rows of the batches not yet applied
     batches: int = 0
+    written: list[tuple[Partition, Offset]] | None = None  # the task's own account at stop; wins
 
 
 def start_query(
@@ -121,8 +125,15 @@ class ProgressOffsets:
             self._runs[name] = run
             self.watched.add(name)
 
-    def unwatch(self, name: str, run: RunningTask, last_progress: Mapping[str, Any] | None) -> None:
-        """Stop watching a stopped query, storing the offsets of its last progress first."""
+    def unwatch(
+        self,
+        name: str,
+        run: RunningTask,
+        last_progress: Mapping[str, Any] | None,
+        written: list[tuple[Partition, Offset]] | None = None,
+    ) -> None:
+        """Stop watching a stopped query, storing the offsets of its last progress first, or of what
+        the task says it has written (`SourceTask.written_offsets`) where it says."""
         with self._lock:
             if self._runs.get(name) is run:
                 del self._runs[name]
@@ -132,6 +143,7 @@ class ProgressOffsets:
                 pending = _Pending(run)
             # Its rows were counted when its event came (or will be): only the position matters here.
             _merge(pending, last_progress, count=False)
+            pending.written = written
         self._apply(pending)
 
     def started(self, name: str) -> None:
@@ -173,10 +185,16 @@ class ProgressOffsets:
     def _apply(self, pending: _Pending) -> None:
         run = pending.run
         task = run.task
-        if pending.end is None or not isinstance(task, SourceTask):
+        if (pending.end is None and not pending.written) or not isinstance(task, SourceTask):
             return
         try:
-            reached: list[tuple[Partition, Offset | None]] = list(task.progress_offsets(pending.end))
+            reached: list[tuple[Partition, Offset | None]] = []
+            if pending.end is not None:
+                reached += task.progress_offsets(pending.end)
+            if pending.written:
+                told = {json.dumps(p, sort_keys=True) for p, _ in pending.written}
+                reached = [(p, o) for p, o in reached if json.dumps(p, sort_keys=True) not in told]
+                reached += pending.written
             stored: dict[str, Any] = run.extra.setdefault("stored_offsets", {})
             changed = [(p, o) for p, o in reached if stored.get(json.dumps(p, sort_keys=True)) != o]
             if changed:

@@ -402,7 +402,8 @@ class TaskQueries:
 
     def _stop_direct(self, run: RunningTask) -> None:
         """Stop a direct query between batches if its batch ends within the grace (real-time mode
-        never is between batches: its Spark tasks are interrupted, see direct.py)."""
+        never is between batches: its Spark tasks are interrupted, and `_release_direct` asks the task
+        what was written; see direct.py)."""
         query = run.query
         if query is not None and not run.ctx.realtime and not direct.wait_for_batch_end(query, self.stop_grace_s):
             log.info(
@@ -414,9 +415,16 @@ class TaskQueries:
         run.stop_batches(0)
 
     def _release_direct(self, run: RunningTask) -> None:
-        """After a direct query stopped: store its last progress's offsets, free its slots."""
+        """After a direct query stopped: store its offsets (what its producer had acknowledged where
+        the task can tell, else its last progress), free its slots."""
         last = direct.last_progress(run.query) if run.query is not None else None
-        self.progress.unwatch(query_name(run.connector, run.task_id), run, last)
+        written = None
+        if isinstance(run.task, SourceTask):
+            try:
+                written = run.task.written_offsets(run.ctx, self.stop_grace_s)
+            except Exception:  # the last progress still covers all it reports
+                log.warning("task %s-%d: reading its written offsets", run.connector, run.task_id, exc_info=True)
+        self.progress.unwatch(query_name(run.connector, run.task_id), run, last, written)
         self._release_slots(run)
 
     def _release_slots(self, run: RunningTask) -> None:

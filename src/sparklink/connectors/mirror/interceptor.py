@@ -18,6 +18,7 @@ Kafka uses to instantiate interceptors). A task checks that it is there before i
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from sparklink.api.errors import ConnectError
@@ -52,26 +53,54 @@ def with_interceptor(producer: dict[str, str], class_name: str = CLASS_NAME) -> 
     return {**producer, "interceptor.classes": ",".join(current)}
 
 
-def with_offset_syncs(
+def with_offset_tracking(
     producer: dict[str, str],
-    topic: str,
-    max_lag: int,
     upstream_of: dict[str, str],
-    sync_producer: dict[str, str],
+    registry: str,
+    syncs: tuple[str, int, dict[str, str]] | None,
     promote_ms: int = 1000,
 ) -> dict[str, str]:
-    """Producer settings that make `OffsetSyncInterceptor` (jvm/interceptor/) emit MM2's offset syncs.
+    """Producer settings for `OffsetSyncInterceptor` (jvm/interceptor/), which pairs each record's
+    acknowledgement with the upstream offset it carries in `UPSTREAM_HEADER` (and removes the header).
 
-    Records then carry their upstream offset in `UPSTREAM_HEADER`, which the interceptor removes. It
-    pairs each record's acknowledgement with that offset and writes syncs to `topic` with a producer
-    of its own (`sync_producer`: the offset-syncs cluster's settings, `bootstrap.servers` included);
-    a partition's last record is synced within `promote_ms` (MM2 does it at each offset commit).
+    It reports how far each upstream partition has been written under the key `registry` (read at
+    the task's stop with `acknowledged`). With `syncs` = (topic, offset.lag.max, producer settings
+    of the offset-syncs cluster, `bootstrap.servers` included) it also writes MM2's offset syncs with
+    a producer of its own; a partition's last record is synced within `promote_ms` (MM2 does it at
+    each offset commit).
     """
     settings = {
-        f"{SYNCS_PREFIX}topic": topic,
-        f"{SYNCS_PREFIX}lag.max": str(max_lag),
-        f"{SYNCS_PREFIX}promote.ms": str(promote_ms),
+        f"{SYNCS_PREFIX}registry": registry,
         f"{SYNCS_PREFIX}upstream.topics": ",".join(f"{remote}={up}" for remote, up in sorted(upstream_of.items())),
-        **{f"{SYNCS_PREFIX}producer.{k}": v for k, v in sync_producer.items()},
     }
+    if syncs is not None:
+        topic, max_lag, sync_producer = syncs
+        settings.update(
+            {
+                f"{SYNCS_PREFIX}topic": topic,
+                f"{SYNCS_PREFIX}lag.max": str(max_lag),
+                f"{SYNCS_PREFIX}promote.ms": str(promote_ms),
+                **{f"{SYNCS_PREFIX}producer.{k}": v for k, v in sync_producer.items()},
+            }
+        )
     return with_interceptor({**producer, **settings}, SYNCS_CLASS_NAME)
+
+
+def acknowledged(spark: SparkSession, registry: str, wait_s: float) -> dict[tuple[str, int], int] | None:
+    """The last acknowledged upstream offset per (topic, partition) of one run, from the JVM.
+
+    Waits up to `wait_s` for the run's records in flight. None when nothing registered under the key
+    in this JVM: on a Spark cluster the producers live in the executors, and a run that sent nothing
+    has no producer."""
+    registry_class = spark._jvm.io.sparklink.mirror.AcknowledgedOffsets  # type: ignore[union-attr]
+    deadline = time.monotonic() + wait_s
+    while (in_flight := int(registry_class.inFlight(registry))) > 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if in_flight < 0:
+        return None
+    out: dict[tuple[str, int], int] = {}
+    for line in str(registry_class.acknowledged(registry)).splitlines():
+        topic, partition, offset = line.split("\t")
+        out[(topic, int(partition))] = int(offset)
+    registry_class.forget(registry)
+    return out

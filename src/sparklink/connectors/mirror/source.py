@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -190,6 +191,8 @@ class MirrorSourceTask(SourceTask):
         self._stats: tuple[DataFrame | None, list[BatchStats]] | None = None
         interceptor.require(ctx.spark)
         self.direct = ctx.direct
+        # One key per run: its producer reports acknowledged positions there (interceptor.py).
+        self.registry = f"{ctx.connector}/{ctx.task_id}/{uuid.uuid4().hex}"
         self.syncs: OffsetSyncWriter | None = None
         if s[EMIT_OFFSET_SYNCS] and not ctx.direct:
             self.syncs = OffsetSyncWriter(s, self.remote)
@@ -230,9 +233,10 @@ class MirrorSourceTask(SourceTask):
             F.encode(F.unix_millis("timestamp").cast("string"), "US-ASCII").alias("value"),
         )
         carriers = [stamp]
-        if ctx.direct and s[EMIT_OFFSET_SYNCS]:
+        if ctx.direct:
             # Written by Spark's Kafka sink: the producer's OffsetSyncInterceptor pairs this upstream
-            # offset with the record's acknowledgement and emits the offset syncs (interceptor.py).
+            # offset with the record's acknowledgement, for the offset syncs and the position at
+            # stop (interceptor.py).
             carriers.append(
                 F.struct(
                     F.lit(interceptor.UPSTREAM_HEADER).alias("key"),
@@ -264,14 +268,17 @@ class MirrorSourceTask(SourceTask):
         # the offset-sync arithmetic relies on it (syncs.py, point 2).
         producer.update({"acks": "all", "enable.idempotence": "true", "max.in.flight.requests.per.connection": "5"})
         producer = interceptor.with_interceptor({**producer, **super().producer_config(ctx)})
-        if ctx.direct and self.settings[EMIT_OFFSET_SYNCS]:
+        if ctx.direct:
             s = self.settings
-            producer = interceptor.with_offset_syncs(
+            producer = interceptor.with_offset_tracking(
                 producer,
-                topic=s.offset_syncs_topic(),
-                max_lag=int(s[OFFSET_LAG_MAX]),
                 upstream_of={remote: topic for topic, remote in self.remote.items()},
-                sync_producer=s.offset_syncs_producer(),
+                registry=self.registry,
+                syncs=(
+                    (s.offset_syncs_topic(), int(s[OFFSET_LAG_MAX]), s.offset_syncs_producer())
+                    if s[EMIT_OFFSET_SYNCS]
+                    else None
+                ),
             )
         return producer
 
@@ -288,6 +295,19 @@ class MirrorSourceTask(SourceTask):
             if isinstance(position, int) and position > self._start.get((topic, partition), 0):
                 out.append((offsets.source_partition(self.settings.source, topic, partition), {"offset": position - 1}))
         return out
+
+    def written_offsets(self, ctx: TaskContext, wait_s: float) -> list[tuple[Partition, Offset]] | None:
+        """From the producer's acknowledgements (interceptor.acknowledged), in local mode: a stopped
+        real-time run has written up to a batch past its last progress."""
+        written = interceptor.acknowledged(ctx.spark, self.registry, wait_s)
+        if written is None:
+            return None
+        source = self.settings.source
+        return [
+            (offsets.source_partition(source, topic, partition), {"offset": written[(topic, partition)]})
+            for topic, partition in self.partitions
+            if (topic, partition) in written
+        ]
 
     def realtime_slots(self, ctx: TaskContext) -> int | None:
         return len(decode_partitions(ctx.config.get(TASK_PARTITIONS, ""))) or None

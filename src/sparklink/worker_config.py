@@ -46,10 +46,14 @@ class WorkerConfig(BaseModel):
     # on that cluster's executors, one Spark application per worker.
     spark_master: str = Field(default_factory=lambda: default_local_master(), alias="spark.master")
     trigger_interval_ms: int = Field(1000, alias="task.trigger.interval.ms")
-    # A real-time task (execution/direct.py) checkpoints and stores its offsets once per batch of this
-    # length; a stop repeats what it wrote since. Spark refuses less than 5 s
-    # (spark.sql.streaming.realTimeMode.minBatchDuration).
-    task_realtime_batch_interval_ms: int = Field(5000, alias="task.realtime.batch.interval.ms", ge=5000)
+    # A real-time task (execution/direct.py) checkpoints once per batch of this length, and each batch
+    # end stalls its records for a moment (~0.2 s here), so batches are long: Connect's default offset
+    # flush interval. Spark refuses less than 5 s (spark.sql.streaming.realTimeMode.minBatchDuration).
+    task_realtime_batch_interval_ms: int = Field(60000, alias="task.realtime.batch.interval.ms", ge=5000)
+    # How often a real-time task's offsets are stored between batch ends, from what its producer has
+    # had acknowledged (local mode). Connect's name; its 60 s default would leave a crash repeating
+    # a minute of records, and storing an unchanged offset costs nothing.
+    offset_flush_interval_ms: int = Field(5000, alias="offset.flush.interval.ms", ge=100)
     # How long a stopping task's batch in hand may run on before its query is stopped (and its jobs
     # cancelled): Connect's setting of the same name and default.
     task_shutdown_graceful_timeout_ms: int = Field(5000, alias="task.shutdown.graceful.timeout.ms", ge=0)

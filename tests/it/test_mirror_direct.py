@@ -47,7 +47,10 @@ def test_a_mirror_task_writes_through_sparks_kafka_sink_and_its_offsets_and_sync
         topic,
         [{"key": f"k{i}".encode(), "value": f"v{i}".encode(), "headers": [("h", b"x")]} for i in range(250)],
     )
-    worker = worker_factory(**{"bootstrap.servers": target_kafka.bootstrap_servers})
+    # Real-time batches of Spark's minimum, so that one ends (and posts its progress) within the test.
+    worker = worker_factory(
+        **{"bootstrap.servers": target_kafka.bootstrap_servers, "task.realtime.batch.interval.ms": "5000"}
+    )
     config = {
         **mirror_config(kafka, target_kafka, alias, topics=topic),
         "connector.class": SOURCE,
@@ -63,11 +66,10 @@ def test_a_mirror_task_writes_through_sparks_kafka_sink_and_its_offsets_and_sync
     remote = f"{alias}.{topic}"
     want = read_partitions(kafka, topic, 250)
     assert read_partitions(target_kafka, remote, 250) == want  # the carrier headers never reach the target
-    wait_for(lambda: _stored(worker, "mm").get((topic, 0)) == 249, 60, "offset 249 stored from the query's progress")
+    wait_for(lambda: _stored(worker, "mm").get((topic, 0)) == 249, 60, "offset 249 stored")
     # Spark's Kafka sink writes the batches: no foreachBatch, so Python is never called per batch.
     assert run.query is not None
-    progress = last_progress(run.query)
-    assert progress is not None
+    progress = wait_for(lambda: last_progress(run.query), 60, "a progress event")
     assert "kafka010" in progress["sink"]["description"] and "ForeachBatch" not in progress["sink"]["description"]
 
     # Every sync pairs an upstream record with the downstream offset that holds the same record, one
@@ -125,9 +127,14 @@ def test_a_real_time_task_stopped_mid_batch_stores_what_its_producer_acknowledge
     create_topic(kafka, topic, 1)
     produce(kafka, topic, [{"key": f"k{i}".encode(), "value": f"v{i}".encode()} for i in range(200)])
     # Batches far longer than the test: the query posts no progress, so only the producer's
-    # acknowledgements (AcknowledgedOffsets) can say where the task stands when it stops.
+    # acknowledgements (AcknowledgedOffsets) can say where the task stands, while it runs (every
+    # offset.flush.interval.ms) and when it stops.
     worker = worker_factory(
-        **{"bootstrap.servers": target_kafka.bootstrap_servers, "task.realtime.batch.interval.ms": "600000"}
+        **{
+            "bootstrap.servers": target_kafka.bootstrap_servers,
+            "task.realtime.batch.interval.ms": "600000",
+            "offset.flush.interval.ms": "500",
+        }
     )
     config = {
         **mirror_config(kafka, target_kafka, alias, topics=topic),
@@ -141,8 +148,8 @@ def test_a_real_time_task_stopped_mid_batch_stores_what_its_producer_acknowledge
     assert run.ctx.realtime and run.query is not None
     remote = f"{alias}.{topic}"
     assert read_partitions(target_kafka, remote, 200) == read_partitions(kafka, topic, 200)
-    assert last_progress(run.query) is None  # mid-batch: nothing has come from progress
-    assert _stored(worker, "mm") == {}
+    wait_for(lambda: _stored(worker, "mm") == {(topic, 0): 199}, 30, "offset 199 stored while the task runs")
+    assert last_progress(run.query) is None  # mid-batch: nothing came from progress
 
     assert httpx.put(f"{worker.url}/connectors/mm/stop", timeout=60).status_code == 204
     wait_for(lambda: not _runs(worker, "mm"), 60, "the task stopped")

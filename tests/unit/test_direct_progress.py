@@ -36,6 +36,19 @@ class _Mirrorish(SourceTask):
         return [({"topic": t, "partition": int(p)}, {"offset": o - 1}) for t, ps in end.items() for p, o in ps.items()]
 
 
+class _Acknowledging(_Mirrorish):
+    """A real-time run whose producer has had records acknowledged up to `acked` (a JVM registry in
+    MirrorSource); no batch has ended, so no progress comes."""
+
+    def __init__(self) -> None:
+        self.acked = -1
+        self.asked: list[bool] = []
+
+    def written_offsets(self, ctx: TaskContext, wait_s: float, final: bool) -> list[tuple[Partition, Offset]] | None:
+        self.asked.append(final)
+        return [({"topic": "t", "partition": 0}, {"offset": self.acked})] if self.acked >= 0 else None
+
+
 class _Events:
     def __init__(self) -> None:
         self.topics: list[list[str]] = []
@@ -105,13 +118,46 @@ def test_what_a_stopped_task_says_it_wrote_wins_over_its_last_progress_where_it_
         # A real-time run stopped mid-batch: its producer had acknowledged past the last progress on
         # partition 0; partition 1 it says nothing about, so its progress stands.
         written = [({"topic": "t", "partition": 0}, {"offset": 41})]
-        progress.unwatch("q", run, json.loads(_progress({"t": {"0": 10, "1": 5}}, 15)), written)
+        progress.unwatch("q", run, json.loads(_progress({"t": {"0": 10, "1": 5}}, 15)), lambda: written)
         assert _stored(store) == {0: 41, 1: 4}
         # A run with no progress at all (its first batch never ended) still stores what it wrote.
         second = _run(events)
         progress.watch("q", second)
-        progress.unwatch("q", second, None, [({"topic": "t", "partition": 0}, {"offset": 60})])
+        progress.unwatch("q", second, None, lambda: [({"topic": "t", "partition": 0}, {"offset": 60})])
         assert _stored(store) == {0: 60, 1: 4}
+    finally:
+        progress.close()
+
+
+def test_a_real_time_run_has_its_written_offsets_stored_between_batch_ends() -> None:
+    store, events = OffsetStore(MemoryBackend()), _Events()
+    progress = ProgressOffsets(store, flush_s=0.05)
+    run, other = _run(events), _run(events)
+    task, other_task = _Acknowledging(), _Acknowledging()
+    run.task, other.task = task, other_task
+    try:
+        run.ctx.realtime = True
+        progress.watch("q", run)
+        task.acked = 30
+        wait_for(lambda: _stored(store) == {0: 30}, 10, "the acknowledged offset stored with no progress")
+        task.acked = 75
+        wait_for(lambda: _stored(store) == {0: 75}, 10, "the next flush")
+        assert set(task.asked) == {False}  # asked in passing: no waiting, the run goes on
+        progress.unwatch("q", run, None, lambda: task.written_offsets(run.ctx, 1.0, final=True))
+        assert _stored(store) == {0: 75} and task.asked[-1] is True
+        asked = len(task.asked)
+
+        # Another real-time run and a micro-batch run: only the real-time one is asked; the stopped
+        # run never again.
+        other.ctx.realtime = True
+        micro = _run(events)
+        micro_task = _Acknowledging()
+        micro.task = micro_task
+        progress.watch("r", other)
+        progress.watch("m", micro)
+        wait_for(lambda: len(other_task.asked) >= 2, 10, "two flushes of the other run")
+        assert len(task.asked) == asked
+        assert micro_task.asked == []
     finally:
         progress.close()
 
@@ -121,7 +167,8 @@ def test_workers_default_to_at_least_eight_local_task_threads_and_realtime_batch
     assert master.startswith("local[") and int(master[6:-1]) >= 8
     assert WorkerConfig().spark_master == master
     assert WorkerConfig.model_validate({"spark.master": "local[2]"}).spark_master == "local[2]"
-    assert WorkerConfig().task_realtime_batch_interval_ms == 5000
+    assert WorkerConfig().task_realtime_batch_interval_ms == 60000
+    assert WorkerConfig().offset_flush_interval_ms == 5000
     # Spark refuses real-time batches under 5 s (spark.sql.streaming.realTimeMode.minBatchDuration).
     with pytest.raises(ValidationError, match=r"task\.realtime\.batch\.interval\.ms"):
         WorkerConfig.model_validate({"task.realtime.batch.interval.ms": "2000"})

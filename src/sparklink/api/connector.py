@@ -161,10 +161,12 @@ class SourceTask(Task):
         query has written is covered."""
         raise NotImplementedError(f"{type(self).__name__} declares direct_write but not progress_offsets")
 
-    def written_offsets(self, ctx: TaskContext, wait_s: float) -> list[tuple[Partition, Offset]] | None:
-        """Direct writing, once the run's query has stopped: the offsets of every record its producer
-        has had acknowledged (waiting up to `wait_s` for records still in flight), or None when the
-        task cannot tell and the query's last progress stands. These win over that progress."""
+    def written_offsets(self, ctx: TaskContext, wait_s: float, final: bool) -> list[tuple[Partition, Offset]] | None:
+        """Direct writing: the offsets of every record this run's producer has had acknowledged, or
+        None when the task cannot tell. Asked every offset.flush.interval.ms of a real-time run
+        (`final` False), and once its query has stopped (`final` True: wait up to `wait_s` for records
+        still in flight; this run is over). Where it tells, it wins over the query's last progress,
+        so a task must never report less than it reported before or than its progress said."""
         return None
 
     def realtime_slots(self, ctx: TaskContext) -> int | None:

@@ -30,7 +30,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -108,10 +108,15 @@ class ProgressOffsets:
 
     `progress` runs on Spark's listener bus: it only parses the event and notes the newest end offset
     of the query. A thread of ours stores them; events that arrive faster than the store takes them
-    are merged (end offsets are positions, so the newest covers the older ones)."""
+    are merged (end offsets are positions, so the newest covers the older ones). The same thread
+    asks each real-time run every `flush_s` what its producer has written (`written_offsets`), since
+    its batches, and so its progress events, are far apart. One store at a time (`_applying`): a
+    task's offsets only move forward if what it computes is stored in the order it computed it."""
 
-    def __init__(self, offsets: OffsetStore) -> None:
+    def __init__(self, offsets: OffsetStore, flush_s: float = 5.0) -> None:
         self.offsets = offsets
+        self.flush_s = flush_s
+        self._applying = threading.Lock()
         self.watched: set[str] = set()  # the listener forwards the progress of these queries only
         self._runs: dict[str, RunningTask] = {}
         self._pending: dict[str, _Pending] = {}
@@ -130,10 +135,10 @@ class ProgressOffsets:
         name: str,
         run: RunningTask,
         last_progress: Mapping[str, Any] | None,
-        written: list[tuple[Partition, Offset]] | None = None,
+        written: Callable[[], list[tuple[Partition, Offset]] | None] | None = None,
     ) -> None:
         """Stop watching a stopped query, storing the offsets of its last progress first, or of what
-        the task says it has written (`SourceTask.written_offsets`) where it says."""
+        the task says it has written (`written`, asked under the store lock) where it says."""
         with self._lock:
             if self._runs.get(name) is run:
                 del self._runs[name]
@@ -143,8 +148,7 @@ class ProgressOffsets:
                 pending = _Pending(run)
             # Its rows were counted when its event came (or will be): only the position matters here.
             _merge(pending, last_progress, count=False)
-            pending.written = written
-        self._apply(pending)
+        self._apply(pending, written)
 
     def started(self, name: str) -> None:
         """Called on the query's stream thread as it starts: note its Py4J callback connection, which
@@ -172,21 +176,62 @@ class ProgressOffsets:
         self._thread.join(timeout=30)
 
     def _loop(self) -> None:
+        next_flush = time.monotonic() + self.flush_s
         while True:
             with self._lock:
-                self._lock.wait_for(lambda: self._closed or bool(self._pending))
+                self._lock.wait_for(
+                    lambda: self._closed or bool(self._pending), timeout=max(0.0, next_flush - time.monotonic())
+                )
                 if self._closed:
                     return
                 batch = list(self._pending.values())
                 self._pending.clear()
+                flushing = time.monotonic() >= next_flush
+                runs = [r for r in self._runs.values() if r.ctx.realtime] if flushing else []
             for pending in batch:
                 self._apply(pending)
+            if flushing:
+                next_flush = time.monotonic() + self.flush_s
+                for run in runs:
+                    self._flush_written(run)
 
-    def _apply(self, pending: _Pending) -> None:
-        run = pending.run
+    def _flush_written(self, run: RunningTask) -> None:
         task = run.task
-        if (pending.end is None and not pending.written) or not isinstance(task, SourceTask):
+        if not isinstance(task, SourceTask):
             return
+        with self._applying:
+            if run not in self._runs.values():
+                return  # stopped meanwhile: its stop stores the final account
+            try:
+                written = task.written_offsets(run.ctx, 0.0, final=False)
+            except Exception:  # its query may be stopping; the stop asks again
+                log.debug("task %s-%d: reading its written offsets", run.connector, run.task_id, exc_info=True)
+                return
+            if written:
+                self._store(_Pending(run, written=written), task)
+
+    def _apply(
+        self, pending: _Pending, written: Callable[[], list[tuple[Partition, Offset]] | None] | None = None
+    ) -> None:
+        task = pending.run.task
+        if not isinstance(task, SourceTask):
+            return
+        with self._applying:
+            if written is not None:
+                try:
+                    pending.written = written()
+                except Exception:  # the last progress still covers all it reports
+                    log.warning(
+                        "task %s-%d: reading its written offsets",
+                        pending.run.connector,
+                        pending.run.task_id,
+                        exc_info=True,
+                    )
+            if pending.end is not None or pending.written:
+                self._store(pending, task)
+
+    def _store(self, pending: _Pending, task: SourceTask) -> None:
+        run = pending.run
         try:
             reached: list[tuple[Partition, Offset | None]] = []
             if pending.end is not None:

@@ -58,7 +58,8 @@ class TaskQueries:
         scratch_dir: Path | None = None,
         converter_defaults: Mapping[str, str] | None = None,
         stop_grace_s: float = 5.0,
-        realtime_batch_ms: int = 5000,
+        realtime_batch_ms: int = 60000,
+        offset_flush_ms: int = 5000,
     ) -> None:
         self.spark = spark
         self.stop_grace_s = stop_grace_s
@@ -77,7 +78,7 @@ class TaskQueries:
         # Serialises task starts and stops with the watchdog's re-assignments.
         self._control = threading.RLock()
         self._lock = threading.RLock()
-        self.progress = direct.ProgressOffsets(offsets)
+        self.progress = direct.ProgressOffsets(offsets, offset_flush_ms / 1000)
         self._listener = QueryListener(self._on_terminated, self.progress.progress, self.progress.started)
         self._listener.watched = self.progress.watched
         self._realtime_slots = 0  # Spark task slots held by real-time queries
@@ -418,12 +419,12 @@ class TaskQueries:
         """After a direct query stopped: store its offsets (what its producer had acknowledged where
         the task can tell, else its last progress), free its slots."""
         last = direct.last_progress(run.query) if run.query is not None else None
-        written = None
-        if isinstance(run.task, SourceTask):
-            try:
-                written = run.task.written_offsets(run.ctx, self.stop_grace_s)
-            except Exception:  # the last progress still covers all it reports
-                log.warning("task %s-%d: reading its written offsets", run.connector, run.task_id, exc_info=True)
+        task = run.task
+        written = (
+            functools.partial(task.written_offsets, run.ctx, self.stop_grace_s, final=True)
+            if isinstance(task, SourceTask)
+            else None
+        )
         self.progress.unwatch(query_name(run.connector, run.task_id), run, last, written)
         self._release_slots(run)
 

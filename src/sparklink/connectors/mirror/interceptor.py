@@ -86,12 +86,12 @@ def with_offset_tracking(
     return with_interceptor({**producer, **settings}, SYNCS_CLASS_NAME)
 
 
-def acknowledged(spark: SparkSession, registry: str, wait_s: float) -> dict[tuple[str, int], int] | None:
+def acknowledged(spark: SparkSession, registry: str, wait_s: float, forget: bool) -> dict[tuple[str, int], int] | None:
     """The last acknowledged upstream offset per (topic, partition) of one run, from the JVM.
 
-    Waits up to `wait_s` for the run's records in flight. None when nothing registered under the key
-    in this JVM: on a Spark cluster the producers live in the executors, and a run that sent nothing
-    has no producer."""
+    Waits up to `wait_s` for the run's records in flight; `forget` drops the run's entry (at its
+    stop). None when nothing registered under the key in this JVM: on a Spark cluster the producers
+    live in the executors, and a run that sent nothing has no producer."""
     registry_class = spark._jvm.io.sparklink.mirror.AcknowledgedOffsets  # type: ignore[union-attr]
     deadline = time.monotonic() + wait_s
     while (in_flight := int(registry_class.inFlight(registry))) > 0 and time.monotonic() < deadline:
@@ -102,5 +102,6 @@ def acknowledged(spark: SparkSession, registry: str, wait_s: float) -> dict[tupl
     for line in str(registry_class.acknowledged(registry)).splitlines():
         topic, partition, offset = line.split("\t")
         out[(topic, int(partition))] = int(offset)
-    registry_class.forget(registry)
+    if forget:
+        registry_class.forget(registry)
     return out

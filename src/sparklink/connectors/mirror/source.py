@@ -202,6 +202,7 @@ class MirrorSourceTask(SourceTask):
         reset = -1 if consumer.get("auto.offset.reset", "earliest").lower() == "latest" else -2
         resume = _resume_positions(s.source, ctx.resume)
         self._start = resume
+        self._reached: dict[tuple[str, int], int] = {}
         assign: dict[str, list[int]] = {}
         starting: dict[str, dict[str, int]] = {}
         for topic, partition in self.partitions:
@@ -287,27 +288,34 @@ class MirrorSourceTask(SourceTask):
     def progress_offsets(self, end: Any) -> list[tuple[Partition, Offset]]:
         """MM2's offsets from the query's end offsets: the last replicated upstream offset, i.e. the
         next one to read minus one, for each partition the query has read past its start."""
-        out: list[tuple[Partition, Offset]] = []
         if not isinstance(end, dict):
-            return out
-        for topic, partition in self.partitions:
-            position = (end.get(topic) or {}).get(str(partition))
-            if isinstance(position, int) and position > self._start.get((topic, partition), 0):
-                out.append((offsets.source_partition(self.settings.source, topic, partition), {"offset": position - 1}))
-        return out
+            return []
+        return self._reached_offsets(
+            {(topic, partition): (end.get(topic) or {}).get(str(partition)) for topic, partition in self.partitions}
+        )
 
-    def written_offsets(self, ctx: TaskContext, wait_s: float) -> list[tuple[Partition, Offset]] | None:
-        """From the producer's acknowledgements (interceptor.acknowledged), in local mode: a stopped
-        real-time run has written up to a batch past its last progress."""
-        written = interceptor.acknowledged(ctx.spark, self.registry, wait_s)
+    def written_offsets(self, ctx: TaskContext, wait_s: float, final: bool) -> list[tuple[Partition, Offset]] | None:
+        """From the producer's acknowledgements (interceptor.acknowledged), in local mode: a real-time
+        run writes up to a whole batch past its last progress."""
+        written = interceptor.acknowledged(ctx.spark, self.registry, wait_s if final else 0.0, forget=final)
         if written is None:
             return None
-        source = self.settings.source
-        return [
-            (offsets.source_partition(source, topic, partition), {"offset": written[(topic, partition)]})
-            for topic, partition in self.partitions
-            if (topic, partition) in written
-        ]
+        return self._reached_offsets({tp: offset + 1 for tp, offset in written.items()})
+
+    def _reached_offsets(self, positions: Mapping[tuple[str, int], int | None]) -> list[tuple[Partition, Offset]]:
+        """MM2 offsets (last written = next position - 1) for the partitions read past their start,
+        never behind what this run reported before: progress events and acknowledgements are read
+        at different moments, and the older of two may be applied last."""
+        out: list[tuple[Partition, Offset]] = []
+        for topic, partition in self.partitions:
+            position = positions.get((topic, partition))
+            if not isinstance(position, int):
+                continue
+            reached = max(position, self._reached.get((topic, partition), 0))
+            self._reached[(topic, partition)] = reached
+            if reached > self._start.get((topic, partition), 0):
+                out.append((offsets.source_partition(self.settings.source, topic, partition), {"offset": reached - 1}))
+        return out
 
     def realtime_slots(self, ctx: TaskContext) -> int | None:
         return len(decode_partitions(ctx.config.get(TASK_PARTITIONS, ""))) or None

@@ -213,7 +213,11 @@ def sparklink_mirror(
         f"config.storage.topic={group}-configs\noffset.storage.topic={group}-offsets\n"
         f"status.storage.topic={group}-status\noffset.storage.partitions=1\nstatus.storage.partitions=1\n"
         f"rest.port={port}\ntask.trigger.interval.ms={trigger_ms}\nsparklink.state.dir={work / 'state'}\n"
-        f"task.realtime.batch.interval.ms={os.environ.get('BENCH_REALTIME_BATCH_MS', '5000')}\n"
+        + (
+            f"task.realtime.batch.interval.ms={batch_ms}\n"
+            if (batch_ms := os.environ.get("BENCH_REALTIME_BATCH_MS"))
+            else ""
+        )
     )
     env = {**os.environ, "SPARKLINK_DRIVER_MEMORY": os.environ.get("SPARKLINK_DRIVER_MEMORY", "2g")}
     pid = process.spawn(
@@ -417,8 +421,8 @@ def main() -> None:
     parser.add_argument(
         "--realtime-batch-ms",
         type=int,
-        default=5000,
-        help="sparklink's task.realtime.batch.interval.ms (how often a real-time task checkpoints)",
+        default=None,
+        help="sparklink's task.realtime.batch.interval.ms (how often a real-time task checkpoints; default 60 s)",
     )
     parser.add_argument(
         "--warmup", type=float, default=15.0, help="--latency: seconds of unmeasured traffic at --rate first"
@@ -427,7 +431,8 @@ def main() -> None:
         "--profile", action="store_true", help="instead of comparing: profile sparklink in-process, phase by phase"
     )
     args = parser.parse_args()
-    os.environ["BENCH_REALTIME_BATCH_MS"] = str(args.realtime_batch_ms)
+    if args.realtime_batch_ms:
+        os.environ["BENCH_REALTIME_BATCH_MS"] = str(args.realtime_batch_ms)
     os.environ["BENCH_REALTIME"] = "true" if args.realtime else "false"
     if args.latency:
         latency_main(args)

@@ -10,6 +10,7 @@ import pytest
 from sparklink.connectors.file import (
     FileStreamSinkConnector,
     FileStreamSourceConnector,
+    _lines,
     append_lines,
     resume_position,
 )
@@ -84,3 +85,15 @@ def test_append_lines_appends_whole_lines(tmp_path: Path) -> None:
     assert append_lines(path, [b"a\n", b"b\n"]) == 4
     append_lines(path, iter([b"c\n"]))
     assert path.read_bytes() == b"a\nb\nc\n"
+
+
+def test_sink_lines_come_a_whole_arrow_chunk_at_a_time_with_null_and_invalid_utf8_as_per_value() -> None:
+    import pyarrow as pa
+
+    text = pa.chunked_array([pa.array(["a", None, "héllo", ""]), pa.array([], pa.string())])
+    assert [bytes(b) for b in _lines(text)] == [b"a\nnull\nh\xc3\xa9llo\n\n"]
+    # A slice of a chunk starts at its own first value, not at the start of the shared buffer.
+    sliced = pa.chunked_array([pa.array(["x", "y", "z"]).slice(1)])
+    assert [bytes(b) for b in _lines(sliced)] == [b"y\nz\n"]
+    raw = pa.chunked_array([pa.array([b"ok", None], pa.binary()), pa.array([b"bad \xff", b"fine"], pa.binary())])
+    assert [bytes(b) for b in _lines(raw)] == [b"ok\nnull\n", "bad \ufffd\nfine\n".encode()]

@@ -16,8 +16,10 @@ source can (`realtime_slots`), the task config asks for it (`sparklink.realtime=
 free Spark task slot for each partition the task reads. One slot is always left for micro-batch
 queries. In this mode long-running Spark tasks pass each record on as it arrives. The query
 checkpoints, and posts a progress event, at the end of each batch (`task.realtime.batch.interval.ms`,
-5 s by default). Without enough slots a real-time query would leave partitions waiting for a whole
-batch, so such a task runs in micro-batches instead. Stopping a real-time query interrupts its Spark
+60 s by default: each batch end holds records back for a moment); in between, `ProgressOffsets` stores
+what the task's producer has had acknowledged every `offset.flush.interval.ms`. Without enough slots a
+real-time query would leave partitions waiting for a whole batch, so such a task runs in micro-batches
+instead. Stopping a real-time query interrupts its Spark
 tasks mid-batch, past its last progress; the task then says itself what its producer had acknowledged
 (`SourceTask.written_offsets`, which MirrorSource reads from its interceptor in local mode), and that is
 stored instead. Where it cannot tell (a Spark cluster), what was written since the last progress is
@@ -55,7 +57,7 @@ class _Pending:
     end: Any = None  # the newest endOffset seen
     rows: int = 0  # rows of the batches not yet applied
     batches: int = 0
-    written: list[tuple[Partition, Offset]] | None = None  # the task's own account at stop; wins
+    written: list[tuple[Partition, Offset]] | None = None  # SourceTask.written_offsets: wins
 
 
 def start_query(

@@ -16,9 +16,10 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from sparklink.kafka_clients import client_config
 from sparklink.platform.kafka import KafkaCluster
+from sparklink.roller.admin import AdminError, ConfluentClusterAdmin
 from sparklink.roller.executor import RollEvent
 from sparklink.roller.local import local_roller
-from sparklink.roller.model import RestartReason, RollerSettings
+from sparklink.roller.model import ConfigValue, RestartReason, RollerSettings
 from tests.helpers import unique, wait_for
 
 pytestmark = pytest.mark.roller
@@ -143,6 +144,28 @@ def test_a_restart_that_would_take_a_partition_under_min_isr_waits_until_the_dow
     assert [e.node.node_id for _, e in restarts] == [target]
     assert restarts[0][0] == [3, 3, 3], "the broker was restarted before the ISR was whole again"
     assert cluster.node(target).pid != target_pid
+
+
+def test_an_admin_made_while_a_broker_was_down_answers_for_it_once_it_is_back(cluster: KafkaCluster) -> None:
+    # The operator's roller makes one admin per roll, often while a broker is down or still recovering its logs;
+    # the broker's first config read after it is back must reach it, not wait for a metadata refresh.
+    down = cluster.brokers[2].node_id
+    cluster.stop_node(down)
+    roller_admin = ConfluentClusterAdmin(cluster.bootstrap_servers, cluster.controller_addresses, timeout=30.0)
+    with pytest.raises(AdminError, match=f"broker {down} is not"):
+        roller_admin.broker_config(down)
+    cluster.start_node(down)
+    wait_for(lambda: cluster.node_ready(down), 120, f"broker {down} ready again")
+
+    def config_read() -> dict[str, ConfigValue] | None:
+        try:  # the broker that answers for metadata may learn a moment later that it is unfenced
+            return roller_admin.broker_config(down)
+        except AdminError:
+            return None
+
+    config = wait_for(config_read, 60, f"the config of broker {down}")
+    assert config["broker.id"].value == str(down)
+    roller_admin.alter_broker_config(down, {"log.cleaner.threads": str(config["log.cleaner.threads"].value)})
 
 
 class Traffic:

@@ -3,11 +3,16 @@
 Caller: `executor.KafkaRoller`. `ConfluentClusterAdmin` uses confluent-kafka's AdminClient for topics and
 configs (list_topics carries replicas and ISRs; describe_configs, incremental_alter_configs) and our own
 DescribeQuorum request (`sparklink.platform.kraft_quorum`), which confluent-kafka 2.16 does not offer.
+
+A request for one broker first asks for fresh metadata: librdkafka sends it to that broker only once it knows
+the broker, and it learns of a broker that joined after the client was made only at its next metadata refresh
+(minutes away). The operator makes one admin per roll, often while a broker is down or recovering its logs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Protocol
 
 from confluent_kafka import KafkaException
@@ -44,8 +49,8 @@ class ConfluentClusterAdmin:
             metadata = self._admin.list_topics(timeout=self.timeout)
             names = list(metadata.topics)
             configs = self._describe([ConfigResource(ConfigResource.Type.TOPIC, n) for n in names]) if names else {}
-        except KafkaException as exc:
-            raise AdminError(f"could not describe topics: {exc}") from exc
+        except (KafkaException, FutureTimeout) as exc:
+            raise AdminError(f"could not describe topics: {_describe_error(exc, self.timeout)}") from exc
         out = []
         for name, topic in metadata.topics.items():
             min_isr = configs.get(name, {}).get("min.insync.replicas")
@@ -58,28 +63,29 @@ class ConfluentClusterAdmin:
 
     def broker_config(self, node_id: int) -> dict[str, ConfigValue]:
         try:
+            self._require_broker(node_id)
             return self._describe([ConfigResource(ConfigResource.Type.BROKER, str(node_id))])[str(node_id)]
-        except KafkaException as exc:
-            raise AdminError(f"Error getting broker config: {exc}") from exc
+        except (KafkaException, FutureTimeout) as exc:
+            raise AdminError(f"Error getting broker config: {_describe_error(exc, self.timeout)}") from exc
 
     def alter_broker_config(self, node_id: int, changes: dict[str, str]) -> None:
         entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in changes.items()]
-        resource = ConfigResource(ConfigResource.Type.BROKER, str(node_id), incremental_configs=entries)
         try:
-            for future in self._admin.incremental_alter_configs([resource]).values():
-                future.result(timeout=self.timeout)
-        except KafkaException as exc:
-            raise AdminError(f"Error updating Kafka configuration for node {node_id}: {exc}") from exc
+            self._alter(node_id, entries)
+        except (KafkaException, FutureTimeout) as exc:
+            raise AdminError(
+                f"Error updating Kafka configuration for node {node_id}: {_describe_error(exc, self.timeout)}"
+            ) from exc
 
     def delete_broker_config(self, node_id: int, keys: Sequence[str]) -> None:
         """Remove per-broker dynamic overrides (a no-op for keys without one), e.g. of settings a user removed."""
         entries = [ConfigEntry(k, None, incremental_operation=AlterConfigOpType.DELETE) for k in keys]
-        resource = ConfigResource(ConfigResource.Type.BROKER, str(node_id), incremental_configs=entries)
         try:
-            for future in self._admin.incremental_alter_configs([resource]).values():
-                future.result(timeout=self.timeout)
-        except KafkaException as exc:
-            raise AdminError(f"Error removing dynamic settings {list(keys)} of node {node_id}: {exc}") from exc
+            self._alter(node_id, entries)
+        except (KafkaException, FutureTimeout) as exc:
+            raise AdminError(
+                f"Error removing dynamic settings {list(keys)} of node {node_id}: {_describe_error(exc, self.timeout)}"
+            ) from exc
 
     def quorum(self) -> QuorumInfo:
         try:
@@ -87,9 +93,25 @@ class ConfluentClusterAdmin:
         except kraft_quorum.QuorumError as exc:
             raise AdminError(str(exc)) from exc
 
+    def _require_broker(self, node_id: int) -> None:
+        # Fenced and stopped brokers are left out of metadata, so this also answers at once for a broker that is
+        # not up, instead of a request waiting out its timeout.
+        if node_id not in self._admin.list_topics(timeout=self.timeout).brokers:
+            raise AdminError(f"broker {node_id} is not in the cluster metadata: it is down, fenced or starting")
+
+    def _alter(self, node_id: int, entries: list[ConfigEntry]) -> None:
+        self._require_broker(node_id)
+        resource = ConfigResource(ConfigResource.Type.BROKER, str(node_id), incremental_configs=entries)
+        for future in self._admin.incremental_alter_configs([resource]).values():
+            future.result(timeout=self.timeout)
+
     def _describe(self, resources: list[ConfigResource]) -> dict[str, dict[str, ConfigValue]]:
         out: dict[str, dict[str, ConfigValue]] = {}
         for resource, future in self._admin.describe_configs(resources, request_timeout=self.timeout).items():
             entries = future.result(timeout=self.timeout)
             out[resource.name] = {k: ConfigValue(e.value, bool(e.is_read_only)) for k, e in entries.items()}
         return out
+
+
+def _describe_error(exc: BaseException, timeout: float) -> str:
+    return str(exc) if isinstance(exc, KafkaException) else f"no answer within {timeout:.0f}s"

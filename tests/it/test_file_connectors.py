@@ -111,3 +111,4 @@ def test_a_sink_behind_a_backlog_reads_it_in_bounded_batches(
     # A batch's progress is reported after its records are written: wait for the last one's.
     wait_for(lambda: sum(sizes()) == 200, 30, "every batch's progress")
     assert max(sizes()) == 40, sizes()
+    assert run.records == 200, "the task counts each record once, from its batches' offsets"

@@ -83,6 +83,16 @@ behind takes its whole backlog as one batch, which the runtime caches and a sink
 brings to the driver: 200,000 records of 1 KiB ran a 1 GiB driver out of heap. Connect's consumer
 likewise reads in bounded polls (max.poll.records)."""
 
+SINK_FETCH_WAIT_MS = 10
+
+SINK_TRIGGER = "0 seconds"
+"""A sink query's trigger: its next batch may start as soon as the last one ends. The source's own
+minimum (a full batch waiting, else the trigger interval since the last batch) decides whether it
+does, and Spark checks again after `spark.sql.streaming.pollingDelay` (the trigger interval) when it
+does not. So a sink that is behind runs full batches back to back, where a 1 s trigger capped it at
+one batch - 20,000 records - a second; one that keeps up still runs a batch per interval, and an idle
+one still asks Kafka once per interval."""
+
 
 def read_stream(
     spark: SparkSession,
@@ -90,8 +100,10 @@ def read_stream(
     assigned: list[tuple[str, int]],
     starting: dict[tuple[str, int], int],
     settings: TaskSettings,
+    interval_ms: int = 1000,
 ) -> DataFrame:
-    """A Kafka source stream over exactly the assigned partitions, starting where the group left off."""
+    """A Kafka source stream over exactly the assigned partitions, starting where the group left off;
+    it offers a batch once a full one waits or `interval_ms` after the last (see SINK_TRIGGER)."""
     assign: dict[str, list[int]] = {}
     start: dict[str, dict[str, int]] = {}
     for topic, partition in assigned:
@@ -105,16 +117,23 @@ def read_stream(
         .option("startingOffsets", json.dumps(start))
         .option("failOnDataLoss", "false")
         .option("includeHeaders", "true")
+        # A batch that reads up to the end of a partition (a sink that keeps up: every batch) ends with
+        # a fetch at the log end, which the broker holds for fetch.max.wait.ms (500 ms) hoping for data:
+        # measured, half a second added to each such batch. The consumer only fetches while a batch reads.
+        .option("kafka.fetch.max.wait.ms", str(SINK_FETCH_WAIT_MS))
     )
     # A task that waits for a minimum (a lake sink rolling files on a timer) wants all that waits.
     limit = settings.max_records_per_batch or (None if settings.min_records_per_batch else SINK_BATCH_RECORDS)
     if limit:
         reader = reader.option("maxOffsetsPerTrigger", str(limit))
+    # Spark starts a batch only once this many records wait, or once the delay has passed since it last
+    # started one: a full batch at once, else the task's cadence (the trigger interval, or a file roll's).
     if settings.min_records_per_batch:
-        # Spark then starts a batch only once this many records wait, or once the delay has passed
-        # since it last started one: a task sets its own batch cadence (e.g. a file roll interval).
         reader = reader.option("minOffsetsPerTrigger", str(settings.min_records_per_batch))
         reader = reader.option("maxTriggerDelay", f"{settings.max_batch_delay_ms}ms")
+    elif limit:
+        reader = reader.option("minOffsetsPerTrigger", str(limit))
+        reader = reader.option("maxTriggerDelay", f"{interval_ms}ms")
     return reader.load()
 
 

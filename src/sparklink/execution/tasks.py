@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal
 
 from sparklink.api.connector import RECORDS_METRIC, SinkTask, SourceTask, Task, TaskContext
 from sparklink.api.task_config import TaskSettings, sink_group
-from sparklink.execution import direct, kafka_io, restarts
+from sparklink.execution import direct, kafka_io, offset_log, restarts
 from sparklink.execution.running import (
     QueryListener,
     RunningTask,
@@ -69,6 +69,11 @@ class TaskQueries:
         self.group_offsets = group_offsets
         self.metadata = kafka_io.Metadata(bootstrap_servers)
         self.trigger = f"{trigger_interval_ms} milliseconds"
+        self.trigger_interval_ms = trigger_interval_ms
+        # How long a query whose trigger found nothing to do waits before it looks again (Spark: 10 ms).
+        # Sink queries trigger continuously (kafka_io.SINK_TRIGGER) and rely on it to look once per
+        # interval; for the others it fits inside their interval and changes nothing.
+        spark.conf.set("spark.sql.streaming.pollingDelay", f"{trigger_interval_ms}ms")
         self.scratch = Path(scratch_dir or tempfile.mkdtemp(prefix="sparklink-checkpoints-"))
         # The worker's key/value/header converter settings, used where a connector sets none.
         self.converter_defaults = dict(converter_defaults or {})
@@ -443,7 +448,9 @@ class TaskQueries:
             log.info("task %s-%d has no partitions to read; idle", run.connector, run.task_id)
             return None
         starting = self.group_offsets.committed(group, assigned)
-        stream = kafka_io.read_stream(self.spark, self.bootstrap_servers, assigned, starting, settings)
+        stream = kafka_io.read_stream(
+            self.spark, self.bootstrap_servers, assigned, starting, settings, self.trigger_interval_ms
+        )
 
         def commit(batch: DataFrame, batch_id: int) -> None:
             remember_callback_connection(run)
@@ -455,22 +462,26 @@ class TaskQueries:
             finally:
                 run.end_batch()
 
-        return self._start_query(run, stream, commit)
+        return self._start_query(run, stream, commit, kafka_io.SINK_TRIGGER)
 
     def _sink_batch(self, run: RunningTask, task: SinkTask, batch: DataFrame, batch_id: int, group: str) -> None:
         """One sink micro-batch, in this order:
 
         1. the task writes the batch to its target;
-        2. the batch's next offsets are committed to the connector's consumer group;
-        3. newly seen topics are recorded; 4. metrics.
+        2. the batch's end offsets (from the query's offset log) are committed to the connector's
+           consumer group, for each partition it advanced;
+        3. newly seen topics are recorded; 4. metrics (records: the offsets the batch spans).
         """
         pipeline: Pipeline = run.extra["pipeline"]
-        batch.persist()
+        covered = offset_log.batch_range(run.checkpoint, batch_id)
+        if not covered.offsets:
+            return
+        # Transforms and the dead letter queue read the batch more than once; a sink's own write, once.
+        cached = bool(pipeline.steps) or pipeline.policy.tolerant
+        if cached:
+            batch.persist()
         outcome: Outcome | None = None
         try:
-            ends = batch.groupBy("topic", "partition").agg({"offset": "max", "*": "count"}).collect()
-            if not ends:
-                return
             outcome = pipeline.run(batch)
             # Records that failed conversion or a transform (errors.tolerance=all) go to the dead
             # letter queue before the batch's offsets are committed.
@@ -481,21 +492,27 @@ class TaskQueries:
             record_errors.retrying(
                 pipeline.policy, lambda: task.write_batch(records, batch_id, run.ctx), lambda: run.stopping
             )
-            positions = {(r["topic"], int(r["partition"])): int(r["max(offset)"]) + 1 for r in ends}
-            self.group_offsets.commit(group, positions)
-            run.events.topics_seen(run.connector, run.task_id, sorted({t for t, _ in positions}))
-            run.records += sum(int(r["count(1)"]) for r in ends)
+            moved = {tp: end for tp, end in covered.end.items() if end != covered.start.get(tp)}
+            self.group_offsets.commit(group, moved)
+            run.events.topics_seen(run.connector, run.task_id, sorted({t for t, _ in moved}))
+            run.records += covered.offsets
             run.batches += 1
         finally:
             if outcome is not None:
                 outcome.release()
-            batch.unpersist()
+            if cached:
+                batch.unpersist()
 
     # ------------------------------------------------------------------ shared
     def _start_query(
-        self, run: RunningTask, stream: DataFrame, commit: Callable[[DataFrame, int], None]
+        self,
+        run: RunningTask,
+        stream: DataFrame,
+        commit: Callable[[DataFrame, int], None],
+        trigger: str | None = None,
     ) -> StreamingQuery:
-        """Start the task's query; `commit` runs once per micro-batch.
+        """Start the task's query; `commit` runs once per micro-batch, at most every `trigger` (by default
+        the worker's trigger interval).
 
         A batch that reaches Python after the task was asked to stop returns at once, writing and
         recording nothing: Spark's stop waits for the batch in hand (its stream thread is blocked in
@@ -509,7 +526,7 @@ class TaskQueries:
         return (
             stream.writeStream.queryName(query_name(run.connector, run.task_id))
             .foreachBatch(commit)
-            .trigger(processingTime=self.trigger)
+            .trigger(processingTime=trigger or self.trigger)
             .option("checkpointLocation", str(run.checkpoint))
             .start()
         )

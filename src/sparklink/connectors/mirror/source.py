@@ -58,6 +58,8 @@ _SPARK_PRODUCER_FORBIDDEN = {"key.serializer", "value.serializer"}
 # Records per micro-batch unless `sparklink.max.records.per.batch` says otherwise: bounds a batch
 # (cached by the runtime while it is written) when a task starts far behind.
 DEFAULT_MAX_RECORDS_PER_BATCH = 100_000
+# The longest a micro-batch's fetch waits at the end of a partition (see `stream`); a consumer setting wins.
+MICRO_BATCH_FETCH_WAIT_MS = "10"
 # Up to this many partitions per task, a batch's offsets are observed during its write (three
 # aggregates per partition, one pass); beyond, a groupBy after the write costs less than the aggregates.
 MAX_OBSERVED_PARTITIONS = 64
@@ -218,6 +220,10 @@ class MirrorSourceTask(SourceTask):
         if not ctx.realtime:  # real-time mode has no batches to bound (and refuses the option)
             limit = ctx.config.get("sparklink.max.records.per.batch", str(DEFAULT_MAX_RECORDS_PER_BATCH))
             reader = reader.option("maxOffsetsPerTrigger", limit)
+            # A batch that reads to the end of a partition (every batch of a task that keeps up) would end
+            # with a fetch the broker holds for fetch.max.wait.ms (500 ms). Its consumer fetches only while
+            # a batch reads; real-time mode's reads all the time, so it keeps the default.
+            reader = reader.option("kafka.fetch.max.wait.ms", MICRO_BATCH_FETCH_WAIT_MS)
         for key, value in consumer.items():
             if key not in _SPARK_CONSUMER_FORBIDDEN:
                 reader = reader.option(f"kafka.{key}", value)

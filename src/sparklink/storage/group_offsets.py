@@ -152,12 +152,10 @@ class KafkaGroupOffsetStore:
             consumer.close()
 
     def commit(self, group: str, positions: Mapping[TopicPartitionKey, int]) -> None:
-        consumer = self._consumer(group)
-        try:
-            offsets = [TopicPartition(t, p, o) for (t, p), o in positions.items()]
-            consumer.commit(offsets=offsets, asynchronous=False)
-        finally:
-            consumer.close()
+        # Through the store's one admin client: a consumer per commit (a client's threads, connection and
+        # coordinator lookup, for one request) took ~60 ms of every sink batch. The group has no members
+        # (sink tasks read assigned partitions), which is all OffsetCommit from an admin requires.
+        self._alter(self._admin(), group, positions)
 
     def alter(self, connector: str, group: str, changes: Mapping[TopicPartitionKey, int | None]) -> None:
         admin = self._admin()

@@ -176,6 +176,11 @@ class SourceTask(Task):
 
 
 class SinkTask(Task):
+    reads_batch_once: ClassVar[bool] = False
+    """`write_batch` runs one Spark action over its batch, so the runtime does not cache the batch.
+    Left False, the runtime caches it, and a sink that reads it twice (a collect, then a write) does
+    not fetch it from Kafka twice."""
+
     @abstractmethod
     def write_batch(self, batch: DataFrame, batch_id: int, ctx: TaskContext) -> None:
         """Write one micro-batch read from Kafka; raise to fail the task."""

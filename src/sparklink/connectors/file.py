@@ -171,6 +171,8 @@ class FileStreamSinkConnector(SinkConnector):
 
 
 class FileStreamSinkTask(SinkTask):
+    reads_batch_once = True
+
     def write_batch(self, batch: DataFrame, batch_id: int, ctx: TaskContext) -> None:
         # Values converted by a StringConverter or JsonConverter arrive as text or VARIANT: Spark renders
         # them as text (objects as JSON) before they reach Python.

@@ -123,6 +123,8 @@ class ParquetSinkConnector(SinkConnector):
 
 
 class ParquetSinkTask(SinkTask):
+    reads_batch_once = True
+
     def write_batch(self, batch: DataFrame, batch_id: int, ctx: TaskContext) -> None:
         from pyspark.sql import functions as F
 

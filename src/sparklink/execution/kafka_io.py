@@ -79,9 +79,9 @@ def _writer(batch: DataFrame, bootstrap_servers: str, producer: dict[str, str] |
 
 SINK_BATCH_RECORDS = 20_000
 """Records per sink micro-batch when the task config sets no bound. Unbounded, a sink that starts
-behind takes its whole backlog as one batch, which the runtime caches and a sink like the file sink
-brings to the driver: 200,000 records of 1 KiB ran a 1 GiB driver out of heap. Connect's consumer
-likewise reads in bounded polls (max.poll.records)."""
+behind takes its whole backlog as one batch, which a sink like the file sink brings to the driver:
+200,000 records of 1 KiB ran a 1 GiB driver out of heap. Connect's consumer likewise reads in bounded
+polls (max.poll.records)."""
 
 SINK_FETCH_WAIT_MS = 10
 

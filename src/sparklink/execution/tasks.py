@@ -476,8 +476,9 @@ class TaskQueries:
         covered = offset_log.batch_range(run.checkpoint, batch_id)
         if not covered.offsets:
             return
-        # Transforms and the dead letter queue read the batch more than once; a sink's own write, once.
-        cached = bool(pipeline.steps) or pipeline.policy.tolerant
+        # The pipeline caches its own split into good and errant records; only a sink that reads its
+        # batch more than once needs the batch cached.
+        cached = not task.reads_batch_once
         if cached:
             batch.persist()
         outcome: Outcome | None = None

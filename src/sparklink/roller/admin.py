@@ -50,7 +50,7 @@ class ConfluentClusterAdmin:
             names = list(metadata.topics)
             configs = self._describe([ConfigResource(ConfigResource.Type.TOPIC, n) for n in names]) if names else {}
         except (KafkaException, FutureTimeout) as exc:
-            raise AdminError(f"could not describe topics: {_describe_error(exc, self.timeout)}") from exc
+            raise AdminError(f"could not describe topics: {_failure(exc, self.timeout)}") from exc
         out = []
         for name, topic in metadata.topics.items():
             min_isr = configs.get(name, {}).get("min.insync.replicas")
@@ -66,7 +66,7 @@ class ConfluentClusterAdmin:
             self._require_broker(node_id)
             return self._describe([ConfigResource(ConfigResource.Type.BROKER, str(node_id))])[str(node_id)]
         except (KafkaException, FutureTimeout) as exc:
-            raise AdminError(f"Error getting broker config: {_describe_error(exc, self.timeout)}") from exc
+            raise AdminError(f"Error getting broker config: {_failure(exc, self.timeout)}") from exc
 
     def alter_broker_config(self, node_id: int, changes: dict[str, str]) -> None:
         entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in changes.items()]
@@ -74,7 +74,7 @@ class ConfluentClusterAdmin:
             self._alter(node_id, entries)
         except (KafkaException, FutureTimeout) as exc:
             raise AdminError(
-                f"Error updating Kafka configuration for node {node_id}: {_describe_error(exc, self.timeout)}"
+                f"Error updating Kafka configuration for node {node_id}: {_failure(exc, self.timeout)}"
             ) from exc
 
     def delete_broker_config(self, node_id: int, keys: Sequence[str]) -> None:
@@ -84,7 +84,7 @@ class ConfluentClusterAdmin:
             self._alter(node_id, entries)
         except (KafkaException, FutureTimeout) as exc:
             raise AdminError(
-                f"Error removing dynamic settings {list(keys)} of node {node_id}: {_describe_error(exc, self.timeout)}"
+                f"Error removing dynamic settings {list(keys)} of node {node_id}: {_failure(exc, self.timeout)}"
             ) from exc
 
     def quorum(self) -> QuorumInfo:
@@ -113,5 +113,5 @@ class ConfluentClusterAdmin:
         return out
 
 
-def _describe_error(exc: BaseException, timeout: float) -> str:
+def _failure(exc: BaseException, timeout: float) -> str:
     return str(exc) if isinstance(exc, KafkaException) else f"no answer within {timeout:.0f}s"

@@ -20,8 +20,18 @@ def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-def wait_for(condition: Callable[[], T], timeout: float = 60.0, what: str = "condition", interval: float = 0.25) -> T:
-    """Poll until `condition()` is truthy and return it; fail the test naming `what` otherwise."""
+def wait_for(
+    condition: Callable[[], T],
+    timeout: float = 60.0,
+    what: str = "condition",
+    interval: float = 0.25,
+    explain: Callable[[], Any] | None = None,
+) -> T:
+    """Poll until `condition()` is truthy and return it; fail the test naming `what` otherwise.
+
+    `explain()`, when given, is called on a time-out and its result added to the failure (e.g. a
+    connector's status), so a failure in CI says what the system was doing.
+    """
     deadline = time.monotonic() + timeout
     last: Any = None
     while time.monotonic() < deadline:
@@ -33,7 +43,13 @@ def wait_for(condition: Callable[[], T], timeout: float = 60.0, what: str = "con
             if last:
                 return last
         time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}; last value: {last!r}")
+    message = f"timed out after {timeout:.0f}s waiting for {what}; last value: {last!r}"
+    if explain is not None:
+        try:
+            message += f"; state: {explain()!r}"
+        except Exception as exc:  # the explanation must not hide the time-out
+            message += f"; state unavailable: {exc!r}"
+    raise AssertionError(message)
 
 
 def topic_size(bootstrap: str, topic: str) -> int:

@@ -20,7 +20,7 @@ from sparklink.connectors.mirror import formats
 from sparklink.platform import artifacts
 from sparklink.platform.kafka import KafkaCluster
 from tests.conftest import WorkerFactory
-from tests.helpers import read_topic, topic_size, unique, wait_for
+from tests.helpers import read_topic, status, topic_size, unique, wait_for
 from tests.it.mirror_fixtures import checkpoints, commit, create_topic, mirror_config, produce
 from tests.support.mirror_maker_peer import SINGLE_BROKER_TOPICS, MirrorMakerPeer
 
@@ -137,7 +137,15 @@ def test_our_checkpoints_translate_apache_offset_syncs_like_apache(
             found = checkpoints(target_kafka, f"{a}.checkpoints.internal", group)
             return {p: cp.downstream_offset for p, cp in found.items()} if len(found) == 2 else None
 
-        ours = wait_for(lambda: latest(ours_group), 240, "our checkpoints")
+        ours = wait_for(
+            lambda: latest(ours_group),
+            240,
+            "our checkpoints",
+            explain=lambda: (
+                status(worker.url, "mc"),
+                checkpoints(target_kafka, f"{a}.checkpoints.internal", ours_group),
+            ),
+        )
         theirs = wait_for(lambda: latest(apache_group), 120, "Apache's checkpoints")
         assert ours == theirs
         # Never past the group's position (the target started empty: record i sits at offset i).

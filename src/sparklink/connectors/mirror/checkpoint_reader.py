@@ -24,7 +24,13 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, KafkaException, TopicPartition
+from confluent_kafka import (
+    ConsumerGroupState,
+    ConsumerGroupTopicPartitions,
+    KafkaError,
+    KafkaException,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
@@ -47,6 +53,8 @@ NAME = "sparklink_mirror_checkpoints"
 SCHEMA = "topic string, key binary, value binary, partition int, `group` string, ck_topic string, ck_partition int"
 Row = tuple[str, bytes, bytes, int, str, str, int]
 TIMEOUT_S = 30.0
+NOT_AUTHORIZED = {KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED}
+"""Errors reading the checkpoints topic that degrade translation instead of being retried (as in MM2)."""
 
 
 class CheckpointEngine:
@@ -67,33 +75,69 @@ class CheckpointEngine:
         self.sync_reader: PartitionZeroReader | None = None
 
     def start(self) -> None:
+        """Load the last checkpoints, then read the offset syncs to their end (MirrorCheckpointTask#start).
+
+        A failure that may pass (a timeout, a broker away) propagates after undoing what was read, so the
+        next trigger starts over; only a refusal to read the checkpoints topic degrades translation.
+        """
         s = self.settings
-        loaded = True
-        try:
-            reader = PartitionZeroReader(rdkafka(s.target_consumer()), s.checkpoints_topic())
-            try:
-                reader.read_to_end(lambda k, v: self.checkpoints.load(formats.decode_checkpoint(k, v)))
-            finally:
-                reader.close()
-        except Exception:
-            loaded = False
-            log.info("Exception encountered loading checkpoints topic %s", s.checkpoints_topic(), exc_info=True)
+        loaded = self._load_checkpoints()
         # Without earlier checkpoints, only the latest sync may be used until the end is reached,
         # so translation cannot go backwards (OffsetSyncStore#start(!checkpointsReadOk)).
         self.syncs.initialization_must_read_to_end = not loaded
-        self.sync_reader = PartitionZeroReader(rdkafka(s.offset_syncs_consumer()), s.offset_syncs_topic())
-        self.sync_reader.read_to_end(self._on_sync)
+        reader = PartitionZeroReader(rdkafka(s.offset_syncs_consumer()), s.offset_syncs_topic())
+        try:
+            reader.read_to_end(self._on_sync)
+        except BaseException:
+            reader.close()
+            self.syncs = OffsetSyncStore()
+            self.checkpoints = CheckpointStore(self.groups)
+            raise
+        self.sync_reader = reader
         self.syncs.read_to_end = True
+
+    def _load_checkpoints(self) -> bool:
+        """True once the checkpoints topic was read; False if this task may not read it (MM2 goes on then)."""
+        s = self.settings
+        reader = PartitionZeroReader(rdkafka(s.target_consumer()), s.checkpoints_topic())
+        try:
+            reader.read_to_end(lambda k, v: self.checkpoints.load(formats.decode_checkpoint(k, v)))
+            return True
+        except KafkaException as exc:
+            self.checkpoints = CheckpointStore(self.groups)
+            if exc.args[0].code() not in NOT_AUTHORIZED:
+                raise
+            log.warning(
+                "Not authorized to read checkpoints topic %s: only offsets mirrored after the task started "
+                "will be checkpointed (%s)",
+                s.checkpoints_topic(),
+                exc,
+            )
+            return False
+        except BaseException:
+            self.checkpoints = CheckpointStore(self.groups)
+            raise
+        finally:
+            reader.close()
 
     def _on_sync(self, key: bytes | None, value: bytes | None) -> None:
         self.syncs.handle(formats.decode_offset_sync(key, value))
 
     def tick(self) -> list[Checkpoint]:
-        """One trigger: new syncs in; checkpoints out when due; group offsets synced when due."""
-        if self.sync_reader is None:
-            self.start()
-        assert self.sync_reader is not None
-        self.sync_reader.read_to_end(self._on_sync)
+        """One trigger: new syncs in; checkpoints out when due; group offsets synced when due.
+
+        Reading the internal topics is retried at the next trigger when it fails, as MM2's
+        KafkaBasedLog retries in the background: a slow or restarting broker delays checkpoints,
+        it neither fails the task nor loses what was read.
+        """
+        try:
+            if self.sync_reader is None:
+                self.start()
+            assert self.sync_reader is not None
+            self.sync_reader.read_to_end(self._on_sync)
+        except (KafkaException, TimeoutError) as exc:
+            log.warning("%s->%s checkpoints wait for the internal topics (retrying): %s", *self._flow(), exc)
+            return []
         now = time.monotonic()
         out: list[Checkpoint] = []
         if self.emit_every is not None and now >= self.next_emit:
@@ -107,6 +151,9 @@ class CheckpointEngine:
             except Exception:  # MM2's scheduler logs a failed sync and tries again next interval
                 log.exception("syncing group offsets to %s failed", self.settings.target)
         return out
+
+    def _flow(self) -> tuple[str, str]:
+        return self.settings.source, self.settings.target
 
     # ------------------------------------------------------------------ translation
     def checkpoints_for_group(self, group: str, upstream: dict[tuple[str, int], tuple[int, str]]) -> list[Checkpoint]:

@@ -161,7 +161,7 @@ class PartitionZeroReader:
                 if error is not None:
                     if error.code() in (KafkaError._PARTITION_EOF, KafkaError.UNKNOWN_TOPIC_OR_PART):
                         continue
-                    raise RuntimeError(f"reading {self.topic}: {error}")
+                    raise KafkaException(error)
                 self.position = int(msg.offset() or 0) + 1
                 try:
                     handle(msg.key(), msg.value())

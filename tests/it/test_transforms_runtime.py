@@ -18,10 +18,12 @@ from tests.helpers import create_topic, read_topic, status, task_states, unique,
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 
 
-def produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
+def produce(
+    bootstrap: str, topic: str, values: list[bytes], headers: list[list[tuple[str, bytes]]] | None = None
+) -> None:
     producer = Producer(client_config(bootstrap))
-    for value in values:
-        producer.produce(topic, value=value)
+    for i, value in enumerate(values):
+        producer.produce(topic, value=value, headers=headers[i] if headers else None)
     assert producer.flush(30) == 0
 
 
@@ -157,3 +159,52 @@ def test_invalid_transform_configs_are_refused_with_connects_messages(module_wor
         f"{module_worker.url}/connector-plugins/org.apache.kafka.connect.transforms.Cast$Value/config", timeout=30
     ).json()
     assert [k["name"] for k in keys] == ["spec", "replace.null.with.default"]
+
+
+def test_a_file_sink_reads_headers_when_a_predicate_or_its_dead_letter_queue_needs_them(
+    module_worker: Runtime, tmp_path: Path
+) -> None:
+    # FileStreamSink writes values only, so alone it reads no headers; a header predicate and a DLQ
+    # (whose records keep their original's headers) must still see them.
+    bootstrap = module_worker.config.bootstrap_servers
+    filtered, poisoned, dlq = unique("tagged"), unique("poisoned"), unique("dlq")
+    for topic in (filtered, poisoned):
+        create_topic(bootstrap, topic)
+    create(
+        module_worker,
+        "skip-tagged",
+        {
+            "connector.class": "FileStreamSink",
+            "file": str(tmp_path / "kept.txt"),
+            "topics": filtered,
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "transforms": "skip",
+            "transforms.skip.type": "org.apache.kafka.connect.transforms.Filter",
+            "transforms.skip.predicate": "tagged",
+            "predicates": "tagged",
+            "predicates.tagged.type": "org.apache.kafka.connect.transforms.predicates.HasHeaderKey",
+            "predicates.tagged.name": "skip",
+        },
+    )
+    create(
+        module_worker,
+        "dlq-only",
+        {
+            "connector.class": "FileStreamSink",
+            "file": str(tmp_path / "good.txt"),
+            "topics": poisoned,
+            "value.converter": JSON,
+            "value.converter.schemas.enable": "false",
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.topic.name": dlq,
+            "errors.deadletterqueue.topic.replication.factor": "1",
+        },
+    )
+    trace = [("trace-id", b"t-1")]
+    produce(bootstrap, filtered, [b"a", b"b", b"c"], [[], [("skip", b"")], trace])
+    produce(bootstrap, poisoned, [b'{"n": 0}', b"{not json"], [trace, trace])
+
+    wait_for(lambda: lines(tmp_path / "kept.txt") == ["a", "c"], 120, "the untagged records in the file")
+    dead = read_topic(bootstrap, dlq, 1)
+    assert [(d.value(), d.headers()) for d in dead] == [(b"{not json", trace)]
+    assert lines(tmp_path / "good.txt") == ['{"n":0}']

@@ -181,11 +181,6 @@ class SinkTask(Task):
     Left False, the runtime caches it, and a sink that reads it twice (a collect, then a write) does
     not fetch it from Kafka twice."""
 
-    reads_headers: ClassVar[bool] = True
-    """Whether `write_batch` may look at the `headers` column. False lets the runtime read the topic
-    without headers (Spark's Kafka source then builds no header array per record) when no transform
-    or dead letter queue needs them either; the batch then has no `headers` column."""
-
     @abstractmethod
     def write_batch(self, batch: DataFrame, batch_id: int, ctx: TaskContext) -> None:
         """Write one micro-batch read from Kafka; raise to fail the task."""

@@ -172,7 +172,6 @@ class FileStreamSinkConnector(SinkConnector):
 
 class FileStreamSinkTask(SinkTask):
     reads_batch_once = True
-    reads_headers = False  # a line is the value alone, as in Kafka's FileStreamSinkTask
 
     def write_batch(self, batch: DataFrame, batch_id: int, ctx: TaskContext) -> None:
         # Values converted by a StringConverter or JsonConverter arrive as text or VARIANT: Spark renders

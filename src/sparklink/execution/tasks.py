@@ -448,10 +448,8 @@ class TaskQueries:
             log.info("task %s-%d has no partitions to read; idle", run.connector, run.task_id)
             return None
         starting = self.group_offsets.committed(group, assigned)
-        pipeline: Pipeline = run.extra["pipeline"]
-        headers = task.reads_headers or pipeline.needs_headers
         stream = kafka_io.read_stream(
-            self.spark, self.bootstrap_servers, assigned, starting, settings, self.trigger_interval_ms, headers
+            self.spark, self.bootstrap_servers, assigned, starting, settings, self.trigger_interval_ms
         )
 
         def commit(batch: DataFrame, batch_id: int) -> None:

@@ -91,12 +91,6 @@ class Pipeline:
         byte_converters = all(isinstance(c, ByteArrayConverter) for c in (self.key_converter, self.value_converter))
         return byte_converters and not self.steps
 
-    @property
-    def needs_headers(self) -> bool:
-        """Whether the records' headers matter to the pipeline itself: a transform or predicate may read
-        them, and a dead letter queue record carries its original's headers (Connect's reporter)."""
-        return bool(self.steps) or bool(self.policy.dlq_topic)
-
     def run(self, batch: DataFrame) -> Outcome:
         if self.passthrough and self._plain(batch):
             return Outcome(batch)

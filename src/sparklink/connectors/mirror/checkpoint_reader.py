@@ -81,17 +81,18 @@ class CheckpointEngine:
         next trigger starts over; only a refusal to read the checkpoints topic degrades translation.
         """
         s = self.settings
-        loaded = self._load_checkpoints()
-        # Without earlier checkpoints, only the latest sync may be used until the end is reached,
-        # so translation cannot go backwards (OffsetSyncStore#start(!checkpointsReadOk)).
-        self.syncs.initialization_must_read_to_end = not loaded
-        reader = PartitionZeroReader(rdkafka(s.offset_syncs_consumer()), s.offset_syncs_topic())
+        reader: PartitionZeroReader | None = None
         try:
+            loaded = self._load_checkpoints()
+            # Without earlier checkpoints, only the latest sync may be used until the end is reached,
+            # so translation cannot go backwards (OffsetSyncStore#start(!checkpointsReadOk)).
+            self.syncs.initialization_must_read_to_end = not loaded
+            reader = PartitionZeroReader(rdkafka(s.offset_syncs_consumer()), s.offset_syncs_topic())
             reader.read_to_end(self._on_sync)
         except BaseException:
-            reader.close()
-            self.syncs = OffsetSyncStore()
-            self.checkpoints = CheckpointStore(self.groups)
+            if reader is not None:
+                reader.close()
+            self.syncs, self.checkpoints = OffsetSyncStore(), CheckpointStore(self.groups)
             raise
         self.sync_reader = reader
         self.syncs.read_to_end = True
@@ -104,7 +105,6 @@ class CheckpointEngine:
             reader.read_to_end(lambda k, v: self.checkpoints.load(formats.decode_checkpoint(k, v)))
             return True
         except KafkaException as exc:
-            self.checkpoints = CheckpointStore(self.groups)
             if exc.args[0].code() not in NOT_AUTHORIZED:
                 raise
             log.warning(
@@ -113,10 +113,8 @@ class CheckpointEngine:
                 s.checkpoints_topic(),
                 exc,
             )
-            return False
-        except BaseException:
             self.checkpoints = CheckpointStore(self.groups)
-            raise
+            return False
         finally:
             reader.close()
 
@@ -136,7 +134,8 @@ class CheckpointEngine:
             assert self.sync_reader is not None
             self.sync_reader.read_to_end(self._on_sync)
         except (KafkaException, TimeoutError) as exc:
-            log.warning("%s->%s checkpoints wait for the internal topics (retrying): %s", *self._flow(), exc)
+            source, target = self.settings.source, self.settings.target
+            log.warning("%s->%s checkpoints wait for the internal topics (retrying): %s", source, target, exc)
             return []
         now = time.monotonic()
         out: list[Checkpoint] = []
@@ -151,9 +150,6 @@ class CheckpointEngine:
             except Exception:  # MM2's scheduler logs a failed sync and tries again next interval
                 log.exception("syncing group offsets to %s failed", self.settings.target)
         return out
-
-    def _flow(self) -> tuple[str, str]:
-        return self.settings.source, self.settings.target
 
     # ------------------------------------------------------------------ translation
     def checkpoints_for_group(self, group: str, upstream: dict[tuple[str, int], tuple[int, str]]) -> list[Checkpoint]:

@@ -19,6 +19,7 @@ pyspark types appear only in annotations, so this module imports without Spark.
 from __future__ import annotations
 
 import builtins
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -55,6 +56,18 @@ class TaskContext:
     realtime: bool = False
     """Direct runs: True when the query runs in Spark's real-time mode (its Kafka source must then
     set no `maxOffsetsPerTrigger`, which that mode refuses)."""
+
+    def use_data_source(self, source: type[Any]) -> None:
+        """Register a Python data source with the session once. Registering a name again replaces it,
+        and Spark says so with a WARN at every task start; a session keeps what it was given."""
+        registered = _DATA_SOURCES.setdefault(self.spark, set())
+        if source not in registered:
+            self.spark.dataSource.register(source)
+            registered.add(source)
+
+
+_DATA_SOURCES: weakref.WeakKeyDictionary[Any, set[type[Any]]] = weakref.WeakKeyDictionary()
+"""The Python data sources registered per SparkSession (a stopped session's entry goes with it)."""
 
 
 class ConnectorContext(Protocol):

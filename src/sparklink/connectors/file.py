@@ -107,7 +107,7 @@ class FileStreamSourceTask(SourceTask):
         parsed = SOURCE_CONFIG.parse(ctx.config)
         path = str(parsed["file"])
         self._partition: Partition = {FILENAME_FIELD: path}
-        ctx.spark.dataSource.register(file_lines.FileLinesDataSource)
+        ctx.use_data_source(file_lines.FileLinesDataSource)
         lines = (
             ctx.spark.readStream.format(file_lines.FORMAT)
             .option("path", os.path.abspath(path))

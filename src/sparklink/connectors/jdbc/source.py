@@ -139,7 +139,7 @@ class JdbcSourceTask(SourceTask):
         # The password goes in an option of its own, which Spark redacts in plans and logs.
         password = libpq.pop("password", "")
         conninfo = json.dumps(libpq)
-        ctx.spark.dataSource.register(stream.JdbcPollDataSource)
+        ctx.use_data_source(stream.JdbcPollDataSource)
         self._mode = mode
         self._partitions: dict[str, Partition] = {}
         frames = []

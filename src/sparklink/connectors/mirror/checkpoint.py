@@ -182,7 +182,7 @@ class MirrorCheckpointTask(SourceTask):
         from sparklink.connectors.mirror.checkpoint_reader import NAME, CheckpointDataSource
 
         self.settings = MirrorSettings.parse(CHECKPOINT_DEF, ctx.config)
-        ctx.spark.dataSource.register(CheckpointDataSource)
+        ctx.use_data_source(CheckpointDataSource)
         return ctx.spark.readStream.format(NAME).option("config", json.dumps(ctx.config)).load()
 
     def topics(self, ctx: TaskContext) -> list[str] | None:

@@ -29,6 +29,12 @@ MIN_RECORDS_PER_BATCH = "sparklink.min.records.per.batch"
 MAX_BATCH_DELAY_MS = "sparklink.max.batch.delay.ms"
 REALTIME = "sparklink.realtime"
 
+MICRO_BATCH_FETCH_WAIT_MS = 10
+"""`fetch.max.wait.ms` of the Kafka reads of micro-batch queries (sinks, a micro-batch MirrorSource).
+A batch that reads to the end of a partition ends with a fetch the broker would hold for its 500 ms
+default, hoping for data; measured, half a second added to each such batch. The consumer fetches only
+while a batch reads, so a short wait costs nothing between batches."""
+
 TASK_DEF = (
     cfg.ConfigDef()
     .define(cfg.ConfigKey(TOPICS, "LIST", "Topics a sink task reads.", default=""))

@@ -14,7 +14,7 @@ from confluent_kafka.admin import AdminClient
 
 from sparklink.api.clients import client_config
 from sparklink.api.connector import RECORDS_METRIC
-from sparklink.api.task_config import TaskSettings
+from sparklink.api.task_config import MICRO_BATCH_FETCH_WAIT_MS, TaskSettings
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, DataFrameWriter, SparkSession
@@ -83,8 +83,6 @@ behind takes its whole backlog as one batch, which a sink like the file sink bri
 200,000 records of 1 KiB ran a 1 GiB driver out of heap. Connect's consumer likewise reads in bounded
 polls (max.poll.records)."""
 
-SINK_FETCH_WAIT_MS = 10
-
 SINK_TRIGGER = "0 seconds"
 """A sink query's trigger: its next batch may start as soon as the last one ends. The source's own
 minimum (a full batch waiting, else the trigger interval since the last batch) decides whether it
@@ -117,10 +115,7 @@ def read_stream(
         .option("startingOffsets", json.dumps(start))
         .option("failOnDataLoss", "false")
         .option("includeHeaders", "true")
-        # A batch that reads up to the end of a partition (a sink that keeps up: every batch) ends with
-        # a fetch at the log end, which the broker holds for fetch.max.wait.ms (500 ms) hoping for data:
-        # measured, half a second added to each such batch. The consumer only fetches while a batch reads.
-        .option("kafka.fetch.max.wait.ms", str(SINK_FETCH_WAIT_MS))
+        .option("kafka.fetch.max.wait.ms", str(MICRO_BATCH_FETCH_WAIT_MS))
     )
     # A task that waits for a minimum (a lake sink rolling files on a timer) wants all that waits.
     limit = settings.max_records_per_batch or (None if settings.min_records_per_batch else SINK_BATCH_RECORDS)

@@ -26,6 +26,7 @@ from confluent_kafka.admin import AdminClient
 
 from sparklink.api.config import ConfigDef
 from sparklink.api.connector import Offset, Partition, SourceConnector, SourceTask, TaskContext
+from sparklink.api.task_config import MAX_RECORDS_PER_BATCH, MICRO_BATCH_FETCH_WAIT_MS
 from sparklink.connectors.mirror import admin, interceptor, offsets
 from sparklink.connectors.mirror.config import (
     EMIT_OFFSET_SYNCS,
@@ -58,8 +59,6 @@ _SPARK_PRODUCER_FORBIDDEN = {"key.serializer", "value.serializer"}
 # Records per micro-batch unless `sparklink.max.records.per.batch` says otherwise: bounds a batch
 # (cached by the runtime while it is written) when a task starts far behind.
 DEFAULT_MAX_RECORDS_PER_BATCH = 100_000
-# The longest a micro-batch's fetch waits at the end of a partition (see `stream`); a consumer setting wins.
-MICRO_BATCH_FETCH_WAIT_MS = "10"
 # Up to this many partitions per task, a batch's offsets are observed during its write (three
 # aggregates per partition, one pass); beyond, a groupBy after the write costs less than the aggregates.
 MAX_OBSERVED_PARTITIONS = 64
@@ -218,12 +217,10 @@ class MirrorSourceTask(SourceTask):
             .option("failOnDataLoss", "false")
         )
         if not ctx.realtime:  # real-time mode has no batches to bound (and refuses the option)
-            limit = ctx.config.get("sparklink.max.records.per.batch", str(DEFAULT_MAX_RECORDS_PER_BATCH))
+            limit = ctx.config.get(MAX_RECORDS_PER_BATCH, str(DEFAULT_MAX_RECORDS_PER_BATCH))
             reader = reader.option("maxOffsetsPerTrigger", limit)
-            # A batch that reads to the end of a partition (every batch of a task that keeps up) would end
-            # with a fetch the broker holds for fetch.max.wait.ms (500 ms). Its consumer fetches only while
-            # a batch reads; real-time mode's reads all the time, so it keeps the default.
-            reader = reader.option("kafka.fetch.max.wait.ms", MICRO_BATCH_FETCH_WAIT_MS)
+            # Real-time mode reads all the time, so it keeps the broker's default wait; a consumer setting wins.
+            reader = reader.option("kafka.fetch.max.wait.ms", str(MICRO_BATCH_FETCH_WAIT_MS))
         for key, value in consumer.items():
             if key not in _SPARK_CONSUMER_FORBIDDEN:
                 reader = reader.option(f"kafka.{key}", value)

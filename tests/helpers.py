@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import httpx
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, KafkaException
 
 from sparklink import kafka_clients
 from sparklink.kafka_clients import client_config
@@ -37,8 +37,8 @@ def wait_for(
     while time.monotonic() < deadline:
         try:
             last = condition()
-        except (httpx.HTTPError, KeyError, IndexError) as exc:
-            last = exc
+        except (httpx.HTTPError, KafkaException, KeyError, IndexError) as exc:
+            last = exc  # not there yet (e.g. a new partition's leader still being elected): ask again
         else:
             if last:
                 return last

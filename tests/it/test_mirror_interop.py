@@ -94,7 +94,11 @@ def test_our_checkpoints_translate_apache_offset_syncs_like_apache(
     a, b = unique("pri").replace("-", ""), unique("bak").replace("-", "")
     topic, ours_group, apache_group = unique("apache"), unique("ours"), unique("theirs")
     create_topic(kafka, topic, 2)
-    produce(kafka, topic, [{"partition": p, "value": f"{p}:{i}".encode()} for p in (0, 1) for i in range(100)])
+
+    def produce_records(offsets: range) -> None:
+        produce(kafka, topic, [{"partition": p, "value": f"{p}:{i}".encode()} for p in (0, 1) for i in offsets])
+
+    produce_records(range(50))
     for group in (ours_group, apache_group):  # two groups, same position: 95 and 60
         commit(kafka, group, {(topic, 0): 95, (topic, 1): 60})
     flow = f"{a}->{b}"
@@ -117,9 +121,15 @@ def test_our_checkpoints_translate_apache_offset_syncs_like_apache(
         },
         heap="384m",
     ).start()
+    syncs_topic = f"mm2-offset-syncs.{b}.internal"
     try:
+        # MM2 drops a partition's queued syncs but the latest while its sync producer is busy, so on a slow
+        # machine one sync (99) may be all a partition gets, and neither side can translate 60 or 95. A sync
+        # at 49, sent before the next records exist, makes both positions translatable whatever the timing.
+        wait_for(lambda: topic_size(target_kafka.bootstrap_servers, f"{a}.{topic}") == 100, 120, "Apache's replication")
+        wait_for(lambda: last_syncs(kafka, syncs_topic, topic) == {0: 49, 1: 49}, 60, "Apache's offset syncs at 49")
+        produce_records(range(50, 100))
         wait_for(lambda: topic_size(target_kafka.bootstrap_servers, f"{a}.{topic}") == 200, 120, "Apache's replication")
-        syncs_topic = f"mm2-offset-syncs.{b}.internal"
         wait_for(lambda: last_syncs(kafka, syncs_topic, topic) == {0: 99, 1: 99}, 60, "Apache's last offset syncs")
 
         worker = worker_factory(**{"bootstrap.servers": target_kafka.bootstrap_servers})
@@ -144,10 +154,11 @@ def test_our_checkpoints_translate_apache_offset_syncs_like_apache(
             explain=lambda: (
                 status(worker.url, "mc"),
                 checkpoints(target_kafka, f"{a}.checkpoints.internal", ours_group),
+                all_syncs(kafka, syncs_topic, topic),
             ),
         )
         theirs = wait_for(lambda: latest(apache_group), 120, "Apache's checkpoints")
-        assert ours == theirs
+        assert ours == theirs, all_syncs(kafka, syncs_topic, topic)
         # Never past the group's position (the target started empty: record i sits at offset i).
         assert 0 <= ours[0] <= 95 and 0 <= ours[1] <= 60
     finally:
@@ -155,9 +166,14 @@ def test_our_checkpoints_translate_apache_offset_syncs_like_apache(
 
 
 def last_syncs(cluster: KafkaCluster, syncs_topic: str, topic: str) -> dict[int, int]:
-    out: dict[int, int] = {}
+    return {partition: max(offsets) for partition, offsets in all_syncs(cluster, syncs_topic, topic).items()}
+
+
+def all_syncs(cluster: KafkaCluster, syncs_topic: str, topic: str) -> dict[int, list[int]]:
+    """The upstream offset of every sync of each partition of `topic`, in the order MM2 wrote them."""
+    out: dict[int, list[int]] = {}
     for msg in read_topic(cluster.bootstrap_servers, syncs_topic, 1):
         sync = formats.decode_offset_sync(msg.key(), msg.value())
         if sync.topic == topic:
-            out[sync.partition] = max(out.get(sync.partition, -1), sync.upstream_offset)
+            out.setdefault(sync.partition, []).append(sync.upstream_offset)
     return out

@@ -99,8 +99,6 @@ def test_our_checkpoints_translate_apache_offset_syncs_like_apache(
         produce(kafka, topic, [{"partition": p, "value": f"{p}:{i}".encode()} for p in (0, 1) for i in offsets])
 
     produce_records(range(50))
-    for group in (ours_group, apache_group):  # two groups, same position: 95 and 60
-        commit(kafka, group, {(topic, 0): 95, (topic, 1): 60})
     flow = f"{a}->{b}"
     peer = MirrorMakerPeer(
         tmp_path / "apache-mm2",
@@ -111,10 +109,12 @@ def test_our_checkpoints_translate_apache_offset_syncs_like_apache(
             f"{b}.offset.flush.interval.ms": "1000",  # MM2 sends its delayed offset syncs at each commit
             f"{flow}.enabled": "true",
             f"{flow}.topics": topic,
-            f"{flow}.groups": apache_group,  # Apache checkpoints only its own group ...
             f"{flow}.offset.lag.max": "10",
-            # ... and only once replication is over, so both sides translate the same, complete syncs.
-            f"{flow}.emit.checkpoints.interval.seconds": "25",
+            # Apache checkpoints only its own group, which exists once replication is over, so both sides
+            # translate the same, complete syncs (MM2 re-emits a checkpoint only when it moves forward).
+            f"{flow}.groups": apache_group,
+            f"{flow}.refresh.groups.interval.seconds": "1",
+            f"{flow}.emit.checkpoints.interval.seconds": "1",
             "emit.heartbeats.enabled": "false",
             "sync.topic.acls.enabled": "false",
             **SINGLE_BROKER_TOPICS,
@@ -131,6 +131,8 @@ def test_our_checkpoints_translate_apache_offset_syncs_like_apache(
         produce_records(range(50, 100))
         wait_for(lambda: topic_size(target_kafka.bootstrap_servers, f"{a}.{topic}") == 200, 120, "Apache's replication")
         wait_for(lambda: last_syncs(kafka, syncs_topic, topic) == {0: 99, 1: 99}, 60, "Apache's last offset syncs")
+        for group in (ours_group, apache_group):  # two groups, same position: 95 and 60
+            commit(kafka, group, {(topic, 0): 95, (topic, 1): 60})
 
         worker = worker_factory(**{"bootstrap.servers": target_kafka.bootstrap_servers})
         config = {

@@ -2,7 +2,8 @@
 # Idempotent set-up for sparklink, run by `make demo` and `make test`:
 #   1. a virtualenv in .venv with the pinned Python dependencies and sparklink itself (editable);
 #   2. the JVM jars from Maven Central into .cache/jars/<set>, one set per pom under jvm/;
-#   3. the MirrorMaker producer interceptor jar (jvm/interceptor, compiled with javac) in .cache/jars/interceptor;
+#   3. our own Java, compiled with javac: the MirrorMaker producer interceptors (jvm/interceptor) and the file
+#      sink's Spark line writer (jvm/lines), in .cache/jars/interceptor and .cache/jars/lines;
 #   4. Debian's PostgreSQL server (initdb, postgres), which the JDBC connector tests start on loopback;
 #   5. etcd, kube-apiserver and kube-controller-manager, built from the Go module proxy into .cache/kube/bin
 #      (scripts/kube-binaries.sh; ~13 minutes cold, seconds after): the local Kubernetes API server.
@@ -71,25 +72,38 @@ for set in kafka spark-kafka agents jdbc; do
   echo "$h" > $stamps/jars-$set
 done
 
-# The producer interceptor that keeps record timestamps for MirrorMaker tasks, compiled against the
-# kafka-clients jar Spark's Kafka connector uses; the worker's SparkSession loads it from here.
-clients_jar=$(ls .cache/jars/spark-kafka/kafka-clients-*.jar | head -1)
-h=$(fingerprint jvm/interceptor/*.java <(basename "$clients_jar"))
-dest=.cache/jars/interceptor
-if [[ -f "$dest/sparklink-mirror-interceptor.jar" && "$(cat $stamps/interceptor 2>/dev/null)" == "$h" ]]; then
-  say "interceptor jar up to date ($dest)"
-else
+# build_jar <name> <jar file> <classpath> <what, for the log> <sources...>: compile our own Java into a jar in
+# .cache/jars/<name>, again only when the sources or the jars they compile against change.
+build_jar() {
+  local name=$1 jar=$2 classpath=$3 what=$4; shift 4
+  local h dest=.cache/jars/$name work
+  h=$(fingerprint "$@" <(printf '%s\n' "$classpath" | tr ':' '\n' | xargs -r -n1 basename))
+  if [[ -f "$dest/$jar" && "$(cat $stamps/$name 2>/dev/null)" == "$h" ]]; then
+    say "$name jar up to date ($dest)"
+    return
+  fi
   need javac "install OpenJDK 17, the JDK (apt-get install openjdk-17-jdk-headless)"
   need jar "install OpenJDK 17, the JDK (apt-get install openjdk-17-jdk-headless)"
-  say "compiling the MirrorMaker producer interceptors (timestamps, offset syncs) into $dest"
+  say "compiling $what into $dest"
   work=$(mktemp -d)
-  javac --release 17 -cp "$clients_jar" -d "$work/classes" jvm/interceptor/*.java
+  javac --release 17 -nowarn -cp "$classpath" -d "$work/classes" "$@"
   mkdir -p "$dest"
-  jar --create --file "$dest/sparklink-mirror-interceptor.jar.tmp" -C "$work/classes" .
-  mv "$dest/sparklink-mirror-interceptor.jar.tmp" "$dest/sparklink-mirror-interceptor.jar"
+  jar --create --file "$dest/$jar.tmp" -C "$work/classes" .
+  mv "$dest/$jar.tmp" "$dest/$jar"
   rm -rf "$work"
-  echo "$h" > $stamps/interceptor
-fi
+  echo "$h" > $stamps/$name
+}
+
+# The producer interceptors that keep record timestamps and emit offset syncs for MirrorMaker tasks,
+# compiled against the kafka-clients jar Spark's Kafka connector uses; the worker's SparkSession loads it.
+clients_jar=$(ls .cache/jars/spark-kafka/kafka-clients-*.jar | head -1)
+build_jar interceptor sparklink-mirror-interceptor.jar "$clients_jar" \
+  "the MirrorMaker producer interceptors (timestamps, offset syncs)" jvm/interceptor/*.java
+
+# The file sink's line writer (a Spark batch writer), compiled against the installed PySpark's jars.
+pyspark_jars=$(.venv/bin/python -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')
+build_jar lines sparklink-lines.jar "$(find "$pyspark_jars" -name "*.jar" -xtype f | sort | paste -sd:)" \
+  "the file sink's Spark line writer" jvm/lines/*.java
 
 # The JDBC connector tests run a throwaway PostgreSQL server from Debian's package (as root: apt-get).
 if compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null; then

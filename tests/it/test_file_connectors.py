@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from confluent_kafka import Producer
 
+from sparklink.api.connector import TaskContext
 from sparklink.execution import kafka_io
 from sparklink.kafka_clients import client_config
 from sparklink.platform.kafka import KafkaCluster
@@ -112,3 +114,83 @@ def test_a_sink_behind_a_backlog_reads_it_in_bounded_batches(
     wait_for(lambda: sum(sizes()) == 200, 30, "every batch's progress")
     assert max(sizes()) == 40, sizes()
     assert run.records == 200, "the task counts each record once, from its batches' offsets"
+
+
+# Values the sink must write the same way whichever writer it uses: nulls, empty and non-ASCII values,
+# invalid UTF-8 (a lone byte, a cut multi-byte character, an encoded surrogate), and one value longer
+# than a write chunk.
+_AWKWARD_VALUES = [
+    b"plain",
+    None,
+    "héllo wörld ✓ 🚀".encode(),
+    b"",
+    b"bad \xff end",
+    b"cut \xc3",
+    b"surrogate \xed\xa0\x80 here",
+    b"x" * (3 << 20),
+    b"last",
+]
+
+
+@pytest.mark.parametrize("value_type", ["binary", "string"])
+def test_the_sinks_jvm_and_python_writers_write_the_same_bytes(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value_type: str
+) -> None:
+    """The JVM writer (local master) and the Arrow one (a Spark cluster) are two implementations of one
+    line format: each value as a UTF-8 line, null as `null`, invalid sequences replaced."""
+    from pyspark.sql.types import BinaryType, StructField, StructType
+
+    from sparklink.connectors import file
+
+    rows = [(value,) for value in _AWKWARD_VALUES]
+    batch = spark.createDataFrame(rows, StructType([StructField("value", BinaryType())])).coalesce(1)
+    if value_type == "string":  # as a StringConverter hands them over: Spark text, never checked
+        batch = batch.selectExpr("CAST(value AS STRING) AS value")
+    assert file._writes_in_jvm(spark), "the test session must load the JVM writer (run the bootstrap)"
+
+    def written(name: str) -> bytes:
+        ctx = TaskContext(connector="sink", task_id=0, config={"file": str(tmp_path / name)}, spark=spark)
+        file.FileStreamSinkTask().write_batch(batch, 0, ctx)
+        return (tmp_path / name).read_bytes()
+
+    in_jvm = written("jvm.txt")
+    monkeypatch.setattr(file, "_writes_in_jvm", lambda session: False)
+    in_python = written("python.txt")
+
+    expected = b"".join(
+        b"null\n" if v is None else v.decode("utf-8", errors="replace").encode() + b"\n" for v in _AWKWARD_VALUES
+    )
+    assert in_python == expected
+    assert in_jvm == expected
+
+
+def test_the_jvm_writer_appends_whole_lines_from_parallel_tasks(spark: Any, tmp_path: Path) -> None:
+    """Several Spark tasks append to one file at once: every line arrives whole, once, and a second
+    batch appends after the first."""
+    from sparklink.connectors import file
+
+    target = tmp_path / "deep" / "out.txt"  # the writer makes missing directories
+    batch = spark.range(0, 60_000, numPartitions=6).selectExpr(
+        "CONCAT(CAST(id AS STRING), '-', REPEAT('v', 300)) AS value"
+    )
+    for _ in range(2):
+        batch.write.format(file.LINE_WRITER).option("path", str(target)).mode("append").save()
+    lines = target.read_bytes().split(b"\n")
+    assert lines[-1] == b""
+    expected = {f"{i}-{'v' * 300}".encode() for i in range(60_000)}
+    assert len(lines) - 1 == 120_000
+    assert set(lines[:-1]) == expected
+
+
+def test_the_jvm_writer_refuses_what_it_cannot_write(spark: Any, tmp_path: Path) -> None:
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
+    from sparklink.connectors import file
+
+    two_columns = spark.range(3).selectExpr("CAST(id AS STRING) AS a", "CAST(id AS STRING) AS b")
+    with pytest.raises((Py4JJavaError, PySparkException), match="writes one string column"):
+        two_columns.write.format(file.LINE_WRITER).option("path", str(tmp_path / "x")).mode("append").save()
+    with pytest.raises((Py4JJavaError, PySparkException), match="needs option"):
+        spark.range(3).selectExpr("CAST(id AS STRING) AS v").write.format(file.LINE_WRITER).mode("append").save()
+    assert not (tmp_path / "x").exists()

@@ -11,8 +11,9 @@ to connect back on a loaded machine. Unless SPARK_HOME is set, the JVM gets a SP
 installed PySpark without those zips (`_spark_home_without_zips`), so workers import the installed,
 byte-compiled package.
 
-The JDBC driver set (`jdbc`, for the JDBC connectors) and the MirrorMaker timestamp interceptor
-(`interceptor`, compiled by the bootstrap) are added when the bootstrap has made them.
+The JDBC driver set (`jdbc`, for the JDBC connectors), the MirrorMaker interceptors (`interceptor`) and
+the file sink's line writer (`lines`), both compiled by the bootstrap, are added when the bootstrap
+has made them.
 """
 
 from __future__ import annotations
@@ -55,7 +56,10 @@ def build_session(
         "spark.master": master,
         "spark.app.name": app_name,
         "spark.jars": ",".join(
-            artifacts.jar_list("spark-kafka") + _optional_jars("jdbc") + _optional_jars("interceptor")
+            artifacts.jar_list("spark-kafka")
+            + _optional_jars("jdbc")
+            + _optional_jars("interceptor")
+            + _optional_jars("lines")
         ),
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",

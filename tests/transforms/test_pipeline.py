@@ -100,6 +100,25 @@ def test_string_and_byte_array_converters(spark: Any) -> None:
     assert bytes(line["value"]) == b'"line one"'
 
 
+def test_bytes_that_are_not_utf8_are_read_as_java_reads_them(spark: Any) -> None:
+    """StringConverter replaces each invalid sequence with U+FFFD, as Java's `new String(bytes, UTF_8)`
+    does, and never fails the batch; to JsonConverter such bytes are malformed input, an errant record
+    like any other."""
+    bad = b"ok \xff cut \xc3"
+    batch = kafka_batch(spark, [{"key": b"k", "value": bad}, {"value": b"fine", "offset": 1}])
+    strings = {"key.converter": "org.apache.kafka.connect.storage.StringConverter"}
+    strings["value.converter"] = strings["key.converter"]
+    rows = compile_pipeline(strings).run(batch).records.orderBy("offset").select("value").collect()
+    assert [r["value"] for r in rows] == [bad.decode("utf-8", errors="replace"), "fine"]
+
+    out = compile_pipeline(SCHEMALESS).run(kafka_batch(spark, [{"value": bad}, {"value": {"a": 1}, "offset": 1}]))
+    assert values(out.records) == [("test", {"a": 1})]
+    assert out.errant is not None
+    (errant,) = out.errant.select("original.offset", "error.stage").collect()
+    assert (errant["offset"], errant["stage"]) == (0, "VALUE_CONVERTER")
+    out.release()
+
+
 def test_sql_transform_filters_and_reshapes_records(spark: Any) -> None:
     config = {
         **SCHEMALESS,

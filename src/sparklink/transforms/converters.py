@@ -56,7 +56,7 @@ def _text(datum: Datum) -> str:
     if datum.kind == "string":
         return datum.col
     if datum.kind == "binary":
-        return f"decode({datum.col}, 'UTF-8')"
+        return x.utf8_text(datum.col)
     return x.string_of(datum.variant())
 
 
@@ -82,7 +82,10 @@ class StringConverter(Converter):
         self.charset = CHARSETS[name]
 
     def to_connect(self, raw: str) -> tuple[Datum, str | None]:
-        text = f"decode({raw}, {x.text(self.charset)})"
+        # Java replaces what a charset cannot read; Spark's decode raises, so UTF-8 (the default) is read
+        # with replacement in SQL. The other charsets keep decode: of them, only US-ASCII and UTF-16
+        # can meet bytes they cannot read.
+        text = x.utf8_text(raw) if self.charset == "UTF-8" else f"decode({raw}, {x.text(self.charset)})"
         return Datum(text, "string", x.variant_of(schemas.primitive("string"))), None
 
     def from_connect(self, datum: Datum) -> tuple[str, str | None]:
@@ -156,7 +159,7 @@ class JsonConverter(Converter):
         return bool(self.config["schemas.enable"])
 
     def to_connect(self, raw: str) -> tuple[Datum, str | None]:
-        parsed = f"try_parse_json(decode({raw}, 'UTF-8'))"
+        parsed = f"try_parse_json({x.utf8_or_null(raw)})"  # not UTF-8: malformed, like bad JSON
         malformed = f"({raw} IS NOT NULL AND {parsed} IS NULL)"
         if not self.schemas_enabled:
             return Datum.of_variant(parsed), x.when(malformed, x.text(DESERIALIZE_FAILED))
@@ -194,7 +197,7 @@ class SimpleHeaderConverter(Converter):
     CONFIG = config()
 
     def to_connect(self, raw: str) -> tuple[Datum, str | None]:
-        return Datum(f"decode({raw}, 'UTF-8')", "string"), None
+        return Datum(x.utf8_text(raw), "string"), None
 
     def from_connect(self, datum: Datum) -> tuple[str, str | None]:
         if datum.kind == "binary":

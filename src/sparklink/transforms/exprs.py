@@ -53,6 +53,18 @@ def lit(value: Any) -> str:
     return text(str(value))
 
 
+def utf8_text(raw: str) -> str:
+    """Bytes read as UTF-8 text the way Java's `new String(bytes, UTF_8)` reads them: each invalid
+    sequence becomes U+FFFD. Spark's `decode` raises on such bytes (since 4.0), which would fail the
+    whole batch over one record."""
+    return f"make_valid_utf8(CAST({raw} AS STRING))"
+
+
+def utf8_or_null(raw: str) -> str:
+    """Bytes as UTF-8 text, or NULL where they are not valid UTF-8 (for a parser to report)."""
+    return f"try_validate_utf8(CAST({raw} AS STRING))"
+
+
 def variant_of(value: Any) -> str:
     """A constant VARIANT holding a Python value (JSON-compatible)."""
     return f"parse_json({text(json.dumps(value))})"

@@ -89,9 +89,11 @@ def test_recreated_source_resumes_from_its_stored_position(
 def test_a_sink_behind_a_backlog_reads_it_in_bounded_batches(
     worker_factory: WorkerFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Without a bound in its config a sink still reads at most SINK_BATCH_RECORDS per batch: a large
-    backlog is never one batch brought to the driver. The bound is lowered here to keep the topic small."""
-    monkeypatch.setattr(kafka_io, "SINK_BATCH_RECORDS", 40)
+    """Without a bound in its config a sink still reads a large backlog in bounded batches: the file sink
+    writing in the JVM, at most SINK_STREAMED_BATCH_RECORDS each. The bounds are lowered here to keep the
+    topic small."""
+    monkeypatch.setattr(kafka_io, "SINK_STREAMED_BATCH_RECORDS", 40)
+    monkeypatch.setattr(kafka_io, "SINK_BATCH_RECORDS", 25)
     worker = worker_factory()
     topic, sink_file = unique("backlog"), tmp_path / "backlog.txt"
     create_topic(worker.config.bootstrap_servers, topic)

@@ -194,6 +194,11 @@ class SinkTask(Task):
     Left False, the runtime caches it, and a sink that reads it twice (a collect, then a write) does
     not fetch it from Kafka twice."""
 
+    def holds_batch(self, ctx: TaskContext) -> bool:
+        """Whether `write_batch` holds its whole batch in memory (brings it to the driver). The runtime
+        then reads smaller batches when the config sets no bound: kafka_io.batch_limit."""
+        return True
+
     @abstractmethod
     def write_batch(self, batch: DataFrame, batch_id: int, ctx: TaskContext) -> None:
         """Write one micro-batch read from Kafka; raise to fail the task."""

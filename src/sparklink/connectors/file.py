@@ -181,6 +181,9 @@ class FileStreamSinkConnector(SinkConnector):
 class FileStreamSinkTask(SinkTask):
     reads_batch_once = True
 
+    def holds_batch(self, ctx: TaskContext) -> bool:
+        return not _writes_in_jvm(ctx.spark)
+
     def write_batch(self, batch: DataFrame, batch_id: int, ctx: TaskContext) -> None:
         # Values converted by a StringConverter or JsonConverter arrive as text or VARIANT: Spark renders
         # them as text (objects as JSON); raw values arrive as bytes and are cast as they are.

@@ -449,7 +449,13 @@ class TaskQueries:
             return None
         starting = self.group_offsets.committed(group, assigned)
         stream = kafka_io.read_stream(
-            self.spark, self.bootstrap_servers, assigned, starting, settings, self.trigger_interval_ms
+            self.spark,
+            self.bootstrap_servers,
+            assigned,
+            starting,
+            settings,
+            self.trigger_interval_ms,
+            holds_batch=task.holds_batch(run.ctx),
         )
 
         def commit(batch: DataFrame, batch_id: int) -> None:

@@ -179,6 +179,7 @@ def start_worker(config: WorkerConfig, spark: SparkSession | None = None, timeou
             stop_grace_s=config.task_shutdown_graceful_timeout_ms / 1000,
             realtime_batch_ms=config.task_realtime_batch_interval_ms,
             offset_flush_ms=config.offset_flush_interval_ms,
+            warm_up_topic=config.config_topic,
         )
         worker = Worker(plugins, queries)
         herder_class = DistributedHerder if config.mode == "distributed" else StandaloneHerder

@@ -196,3 +196,17 @@ def test_the_jvm_writer_refuses_what_it_cannot_write(spark: Any, tmp_path: Path)
     with pytest.raises((Py4JJavaError, PySparkException), match="needs option"):
         spark.range(3).selectExpr("CAST(id AS STRING) AS v").write.format(file.LINE_WRITER).mode("append").save()
     assert not (tmp_path / "x").exists()
+
+
+def test_the_kafka_reader_warm_up_reads_a_topic_and_never_raises(
+    spark: Any, kafka: KafkaCluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A worker warms Spark's Kafka reader up once, in the background; whatever the topic, it only logs."""
+    topic = unique("warm")
+    create_topic(kafka.bootstrap_servers, topic)
+    with caplog.at_level("INFO", logger="sparklink.execution.kafka_io"):
+        kafka_io.warm_up(spark, kafka.bootstrap_servers, topic)
+        kafka_io.warm_up(spark, "127.0.0.1:1", topic)  # no broker there: Spark's reader fails
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(m.startswith(f"Spark's Kafka reader warmed up on {topic}") for m in messages), messages
+    assert any(m.startswith(f"Spark's Kafka reader could not be warmed up on {topic}") for m in messages), messages

@@ -14,11 +14,12 @@ import logging
 import shutil
 import tempfile
 import threading
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from sparklink.api.connector import RECORDS_METRIC, SinkTask, SourceTask, Task, TaskContext
 from sparklink.api.task_config import TaskSettings, sink_group
@@ -60,6 +61,7 @@ class TaskQueries:
         stop_grace_s: float = 5.0,
         realtime_batch_ms: int = 60000,
         offset_flush_ms: int = 5000,
+        warm_up_topic: str | None = None,
     ) -> None:
         self.spark = spark
         self.stop_grace_s = stop_grace_s
@@ -91,6 +93,9 @@ class TaskQueries:
         self._closed = threading.Event()
         self._watchdog = threading.Thread(target=self._watch, name="task-watchdog", daemon=True)
         self._watchdog.start()
+        if warm_up_topic and _first_use(spark):
+            args = (spark, bootstrap_servers, warm_up_topic)
+            threading.Thread(target=kafka_io.warm_up, args=args, name="spark-warm-up", daemon=True).start()
 
     # ------------------------------------------------------------------ control
     def start_task(
@@ -663,6 +668,17 @@ class TaskStart:
     config: dict[str, str]
     events: TaskEvents
     connector_config: Mapping[str, str] | None = None
+
+
+_SESSIONS_USED: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _first_use(spark: SparkSession) -> bool:
+    """True the first time a session runs task queries: it is warmed up once (workers in tests share one)."""
+    if spark in _SESSIONS_USED:
+        return False
+    _SESSIONS_USED.add(spark)
+    return True
 
 
 def _run_together(actions: Sequence[Callable[[], None]]) -> list[Exception | None]:

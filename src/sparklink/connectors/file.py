@@ -187,12 +187,12 @@ class FileStreamSinkTask(SinkTask):
     def write_batch(self, batch: DataFrame, batch_id: int, ctx: TaskContext) -> None:
         # Values converted by a StringConverter or JsonConverter arrive as text or VARIANT: Spark renders
         # them as text (objects as JSON); raw values arrive as bytes and are cast as they are.
-        raw = batch.schema["value"].dataType.typeName() == "binary"
         path = Path(ctx.config["file"]).absolute()
         if _writes_in_jvm(batch.sparkSession):
             text = batch.selectExpr("CAST(value AS STRING) AS value")
             text.write.format(LINE_WRITER).option("path", str(path)).mode("append").save()
             return
+        raw = batch.schema["value"].dataType.typeName() == "binary"
         column = "value" if raw else "CAST(value AS STRING) AS value"
         # Arrow brings the values over as columns, not as one pickled Row per record: the batch is
         # bounded (kafka_io.SINK_BATCH_RECORDS), so holding it whole is fine.

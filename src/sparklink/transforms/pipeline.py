@@ -200,16 +200,18 @@ class Pipeline:
             for name, datum in (("key_schema", rec.key), ("value_schema", rec.value)):
                 if datum.schema is not None:
                     outputs.append(f"to_json({datum.schema}) AS {name}")
-        selected = [*outputs, f"{rec.error} AS {ERROR}", f"{original} AS {ORIGINAL}"]
         if rec.error == NO_ERROR and rec.drop == "false":
-            return (lambda frame: frame.selectExpr(*selected)), False
+            # Nothing can fail or be dropped: the records are the outputs, with no error columns to
+            # split on and drop again (each DataFrame step is analysed in the JVM, once per batch).
+            return (lambda frame: frame.selectExpr(*outputs)), False
+        selected = [*outputs, f"{rec.error} AS {ERROR}", f"{original} AS {ORIGINAL}"]
         kept = f"NOT {rec.drop} OR {rec.error} IS NOT NULL"
         return (lambda frame: barrier(frame, kept).selectExpr(*selected)), True
 
     def _split(self, done: DataFrame, may_fail: bool) -> Outcome:
-        names = [c for c in done.columns if c not in (ERROR, ORIGINAL)]
         if not may_fail:
-            return Outcome(done.select(*names))
+            return Outcome(done)
+        names = [c for c in done.columns if c not in (ERROR, ORIGINAL)]
         if not self.policy.tolerant:
             text = errors.failure_text(ERROR, f"{ORIGINAL}.topic", f"{ORIGINAL}.partition", f"{ORIGINAL}.offset")
             checked = barrier(done, f"(CASE WHEN {ERROR} IS NOT NULL THEN raise_error({text}) END) IS NULL")

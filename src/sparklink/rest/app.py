@@ -13,7 +13,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sparklink import __version__
 from sparklink.herder.model import Herder
-from sparklink.rest import connectors, deps, errors, forward, loggers, metrics, openapi, plugins, root
+from sparklink.rest import connectors, deps, errors, fast_reads, forward, loggers, metrics, openapi, plugins, root
 
 
 class StripTrailingSlash:
@@ -58,6 +58,7 @@ def create_app(herder: Herder | None = None) -> FastAPI:
     app.include_router(metrics.router)
     app.add_middleware(RefuseWritesWhileStarting, herder=lambda: app.state.herder)
     app.add_middleware(forward.KeepBody)
+    app.add_middleware(fast_reads.FastReads, herder=lambda: app.state.herder)
     app.add_middleware(StripTrailingSlash)
     return app
 

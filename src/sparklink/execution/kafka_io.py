@@ -16,7 +16,7 @@ from confluent_kafka.admin import AdminClient
 
 from sparklink.api.clients import client_config
 from sparklink.api.connector import RECORDS_METRIC
-from sparklink.api.task_config import MICRO_BATCH_FETCH_WAIT_MS, READ_CONSUMER, TaskSettings
+from sparklink.api.task_config import MICRO_BATCH_FETCH_WAIT_MS, SINK_READ_CONSUMER, TaskSettings
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, DataFrameWriter, SparkSession
@@ -139,7 +139,7 @@ def read_stream(
         .option("failOnDataLoss", "false")
         .option("includeHeaders", "true")
         .option("kafka.fetch.max.wait.ms", str(MICRO_BATCH_FETCH_WAIT_MS))
-        .options(**{f"kafka.{key}": value for key, value in READ_CONSUMER.items()})
+        .options(**{f"kafka.{key}": value for key, value in SINK_READ_CONSUMER.items()})
     )
     limit = batch_limit(settings, holds_batch)
     if limit:

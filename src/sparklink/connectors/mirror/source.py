@@ -26,7 +26,7 @@ from confluent_kafka.admin import AdminClient
 
 from sparklink.api.config import ConfigDef
 from sparklink.api.connector import Offset, Partition, SourceConnector, SourceTask, TaskContext
-from sparklink.api.task_config import MAX_RECORDS_PER_BATCH, MICRO_BATCH_FETCH_WAIT_MS, READ_CONSUMER
+from sparklink.api.task_config import MAX_RECORDS_PER_BATCH, MICRO_BATCH_FETCH_WAIT_MS
 from sparklink.connectors.mirror import admin, interceptor, offsets
 from sparklink.connectors.mirror.config import (
     EMIT_OFFSET_SYNCS,
@@ -221,7 +221,7 @@ class MirrorSourceTask(SourceTask):
             reader = reader.option("maxOffsetsPerTrigger", limit)
             # Real-time mode reads all the time, so it keeps the broker's default wait; a consumer setting wins.
             reader = reader.option("kafka.fetch.max.wait.ms", str(MICRO_BATCH_FETCH_WAIT_MS))
-        for key, value in {**READ_CONSUMER, **consumer}.items():
+        for key, value in consumer.items():
             if key not in _SPARK_CONSUMER_FORBIDDEN:
                 reader = reader.option(f"kafka.{key}", value)
         records = reader.load()

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from starlette.responses import JSONResponse
 
 from sparklink.api.states import State
 from sparklink.herder.herder import StandaloneHerder
@@ -34,11 +35,11 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     answered: list[str] = []
     original = fast_reads.FastReads._answer
 
-    def spy(self: fast_reads.FastReads, scope: dict[str, object]) -> bytes | None:
-        body = original(self, scope)
-        if body is not None:
+    def spy(self: fast_reads.FastReads, scope: dict[str, object]) -> JSONResponse | None:
+        response = original(self, scope)
+        if response is not None:
             answered.append(str(scope["path"]))
-        return body
+        return response
 
     monkeypatch.setattr(fast_reads.FastReads, "_answer", spy)
     yield answered

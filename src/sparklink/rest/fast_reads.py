@@ -11,10 +11,10 @@ error, so the short path never decides an outcome the routes would decide differ
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sparklink.herder.model import Herder
@@ -28,7 +28,6 @@ READS: dict[str, Read] = {
     "status": lambda herder, name: ConnectorStateInfo.of(herder.connector_status(name)).json_body(),
     "config": lambda herder, name: herder.connector_config(name),
 }
-HEADERS = [(b"content-type", b"application/json")]
 
 
 class FastReads:
@@ -39,19 +38,18 @@ class FastReads:
         self.herder = herder
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        body = self._answer(scope) if scope["type"] == "http" and scope["method"] == "GET" else None
-        if body is None:
+        response = self._answer(scope) if scope["type"] == "http" and scope["method"] == "GET" else None
+        if response is None:
             await self.app(scope, receive, send)
             return
-        await send({"type": "http.response.start", "status": 200, "headers": [*HEADERS, _length(body)]})
-        await send({"type": "http.response.body", "body": body})
+        await response(scope, receive, send)
 
-    def _answer(self, scope: Scope) -> bytes | None:
+    def _answer(self, scope: Scope) -> JSONResponse | None:
         herder = self.herder()
         if herder is None or scope.get("query_string"):
             return None
         parts = scope["path"].split("/")  # "/connectors/x/status" -> ["", "connectors", "x", "status"]
-        if len(parts) < 2 or parts[1] != "connectors" or parts[0] != "" or len(parts) > 4:
+        if parts[:2] != ["", "connectors"] or len(parts) > 4:
             return None
         try:
             if len(parts) == 2:
@@ -64,9 +62,4 @@ class FastReads:
                 content = read(herder, name)
         except Exception:  # the route raises it again and the error mapper answers
             return None
-        # Starlette's JSONResponse rendering, so both paths send the same bytes.
-        return json.dumps(content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode()
-
-
-def _length(body: bytes) -> tuple[bytes, bytes]:
-    return (b"content-length", str(len(body)).encode())
+        return JSONResponse(content)  # what the routes answer with, so both paths send the same bytes

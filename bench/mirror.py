@@ -244,6 +244,7 @@ def sparklink_mirror(
             "sync.topic.acls.enabled": "false",
             "sparklink.max.records.per.batch": str(batch),
             "sparklink.realtime": os.environ.get("BENCH_REALTIME", "true"),
+            **json.loads(os.environ.get("BENCH_SPARKLINK_CONFIG", "{}")),
         }
         httpx.post(f"{url}/connectors", json={"name": "bench", "config": config}, timeout=60).raise_for_status()
         yield sampler
@@ -279,6 +280,7 @@ def apache_mirror(work: Path, source: KafkaCluster, target: KafkaCluster, topic:
             "emit.heartbeats.enabled": "false",
             "sync.topic.acls.enabled": "false",
             **SINGLE_BROKER_TOPICS,
+            **json.loads(os.environ.get("BENCH_APACHE_CONFIG", "{}")),
         },
         heap="2g",
     )
@@ -425,6 +427,21 @@ def main() -> None:
         help="sparklink's task.realtime.batch.interval.ms (how often a real-time task checkpoints; default 60 s)",
     )
     parser.add_argument(
+        "--sparklink-config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an extra MirrorSourceConnector setting for sparklink (repeatable), e.g. target.producer.linger.ms=5",
+    )
+    parser.add_argument(
+        "--apache-config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an extra MirrorMaker 2 setting for Apache's run (repeatable), e.g. T2.producer.batch.size=262144 "
+        "(T2 is the target cluster's alias)",
+    )
+    parser.add_argument(
         "--warmup", type=float, default=15.0, help="--latency: seconds of unmeasured traffic at --rate first"
     )
     parser.add_argument(
@@ -434,6 +451,9 @@ def main() -> None:
     if args.realtime_batch_ms:
         os.environ["BENCH_REALTIME_BATCH_MS"] = str(args.realtime_batch_ms)
     os.environ["BENCH_REALTIME"] = "true" if args.realtime else "false"
+    extra = dict(item.split("=", 1) for item in args.sparklink_config)
+    os.environ["BENCH_SPARKLINK_CONFIG"] = json.dumps(extra)
+    os.environ["BENCH_APACHE_CONFIG"] = json.dumps(dict(item.split("=", 1) for item in args.apache_config))
     if args.latency:
         latency_main(args)
         return
@@ -449,6 +469,8 @@ def main() -> None:
         "tasks": args.tasks,
         "sparklink_batch": args.batch,
         "sparklink_realtime": args.realtime,
+        "sparklink_config": extra,
+        "apache_config": json.loads(os.environ["BENCH_APACHE_CONFIG"]),
         "cpus": os.cpu_count(),
     }
     try:
@@ -508,6 +530,8 @@ def latency_main(args: argparse.Namespace) -> None:
         "tasks": args.tasks,
         "sparklink_trigger_ms": args.trigger_ms,
         "sparklink_realtime": args.realtime,
+        "sparklink_config": json.loads(os.environ["BENCH_SPARKLINK_CONFIG"]),
+        "apache_config": json.loads(os.environ["BENCH_APACHE_CONFIG"]),
         "cpus": os.cpu_count(),
     }
     try:

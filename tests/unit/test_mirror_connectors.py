@@ -232,3 +232,25 @@ def test_checkpoint_tasks_asked_for_before_the_first_group_load_are_asked_for_ag
     assert sorted(t["task.assigned.groups"] for t in connector.task_configs(4)) == ["g1", "g2"]
     connector._finish_initial_groups()
     assert requests == ["reconfigure"]  # once
+
+
+def test_source_task_producer_batches_are_large_unless_the_connector_sets_batch_size() -> None:
+    from sparklink.api.connector import TaskContext
+    from sparklink.connectors.mirror.config import SOURCE_DEF, MirrorSettings
+    from sparklink.connectors.mirror.source import DEFAULT_TARGET_BATCH_BYTES, MirrorSourceTask
+
+    base = {
+        "source.cluster.alias": "A",
+        "target.cluster.alias": "B",
+        "source.cluster.bootstrap.servers": "a:9092",
+        "target.cluster.bootstrap.servers": "b:9092",
+        "name": "m",
+    }
+    ctx = TaskContext("m", 0, {}, spark=None)  # type: ignore[arg-type]
+    task = MirrorSourceTask()
+    task.settings = MirrorSettings.parse(SOURCE_DEF, base)
+    assert task.producer_config(ctx)["batch.size"] == str(DEFAULT_TARGET_BATCH_BYTES)
+    assert "linger.ms" not in task.producer_config(ctx)  # a trickle of records is sent at once
+    for key in ("producer.batch.size", "target.producer.batch.size"):
+        task.settings = MirrorSettings.parse(SOURCE_DEF, {**base, key: "16384"})
+        assert task.producer_config(ctx)["batch.size"] == "16384", key

@@ -11,9 +11,9 @@ to connect back on a loaded machine. Unless SPARK_HOME is set, the JVM gets a SP
 installed PySpark without those zips (`_spark_home_without_zips`), so workers import the installed,
 byte-compiled package.
 
-The JDBC driver set (`jdbc`, for the JDBC connectors), the MirrorMaker interceptors (`interceptor`) and
-the file sink's line writer (`lines`), both compiled by the bootstrap, are added when the bootstrap
-has made them.
+The JDBC driver set (`jdbc`, for the JDBC connectors), the MirrorMaker interceptors (`interceptor`),
+the file sink's line writer (`lines`) and our SQL functions (`sql`), the last three compiled by the
+bootstrap, are added when the bootstrap has made them.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 
 
 LOCAL_FILE_SYSTEM = "io.sparklink.hadoop.NioLocalFileSystem"
+SQL_FUNCTIONS_JAR = "sparklink-sql.jar"
 
 
 def build_session(
@@ -63,6 +64,7 @@ def build_session(
             + _optional_jars("jdbc")
             + _optional_jars("interceptor")
             + _optional_jars("lines")
+            + _optional_jars("sql")
         ),
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
@@ -95,7 +97,23 @@ def build_session(
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
+    register_functions(session)
     return session
+
+
+def register_functions(spark: SparkSession) -> None:
+    """Define on this session the SQL functions that transforms' expressions call (transforms/exprs.py).
+
+    Functions are per session (a `newSession()` has none), so each worker's task runner calls this on
+    the session it is given. Java's where the session loaded our jar, else their Spark SQL equivalents."""
+    from pyspark.sql.types import StringType
+
+    from sparklink.transforms import exprs
+
+    if SQL_FUNCTIONS_JAR in (spark.conf.get("spark.jars", "") or ""):
+        spark.udf.registerJavaFunction(exprs.UTF8_TEXT, "io.sparklink.spark.Utf8Text", StringType())
+    else:
+        spark.sql(exprs.UTF8_TEXT_IN_SQL)
 
 
 def _spark_home_without_zips() -> Path:

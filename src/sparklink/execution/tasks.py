@@ -34,6 +34,7 @@ from sparklink.execution.running import (
     remember_error,
     safe_name,
 )
+from sparklink.execution.spark import register_functions
 from sparklink.storage.group_offsets import GroupOffsetStore
 from sparklink.storage.offsets import OffsetStore
 from sparklink.transforms import errors as record_errors
@@ -76,6 +77,7 @@ class TaskQueries:
         # Sink queries trigger continuously (kafka_io.SINK_TRIGGER) and rely on it to look once per
         # interval; for the others it fits inside their interval and changes nothing.
         spark.conf.set("spark.sql.streaming.pollingDelay", f"{trigger_interval_ms}ms")
+        register_functions(spark)  # converters' expressions call them
         self.scratch = Path(scratch_dir or tempfile.mkdtemp(prefix="sparklink-checkpoints-"))
         # The worker's key/value/header converter settings, used where a connector sets none.
         self.converter_defaults = dict(converter_defaults or {})

@@ -53,11 +53,24 @@ def lit(value: Any) -> str:
     return text(str(value))
 
 
+UTF8_TEXT = "sparklink_utf8_text"
+"""The SQL function `utf8_text` calls, registered on each worker session (execution/spark.py): Java's
+decoder from our jar (jvm/sql/Utf8Text.java) where the session loaded it, else `UTF8_TEXT_IN_SQL`."""
+
+UTF8_TEXT_IN_SQL = (
+    f"CREATE OR REPLACE TEMPORARY FUNCTION {UTF8_TEXT}(bytes BINARY) RETURNS STRING"
+    " RETURN make_valid_utf8(CAST(bytes AS STRING))"
+)
+"""The same function in Spark SQL alone, for a session without our jar. It checks each value byte by
+byte (three times the cost of the cast for 1 KiB values) and reads an encoded surrogate (ED A0 80) as
+three U+FFFD where Java reads one; other invalid sequences come out as Java's."""
+
+
 def utf8_text(raw: str) -> str:
     """Bytes read as UTF-8 text the way Java's `new String(bytes, UTF_8)` reads them: each invalid
     sequence becomes U+FFFD. Spark's `decode` raises on such bytes (since 4.0), which would fail the
     whole batch over one record."""
-    return f"make_valid_utf8(CAST({raw} AS STRING))"
+    return f"{UTF8_TEXT}(CAST({raw} AS BINARY))"
 
 
 def utf8_or_null(raw: str) -> str:

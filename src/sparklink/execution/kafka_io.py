@@ -87,12 +87,15 @@ memory (`SinkTask.holds_batch`). Unbounded, a sink that starts behind takes its 
 batch: 200,000 records of 1 KiB brought to the driver ran a 1 GiB driver out of heap. Connect's
 consumer likewise reads in bounded polls (max.poll.records)."""
 
-SINK_STREAMED_BATCH_RECORDS = 100_000
+SINK_STREAMED_BATCH_RECORDS = 200_000
 """The same for a task whose records stream through Spark to their target (the file sink writing in
-the JVM). Each batch costs about 70 ms of jobs and bookkeeping whatever its size, so larger batches
-read a backlog faster: 400,000-600,000 x 1 KiB records into a file ran at 44k records/s in batches of
-20,000, 60k in 60,000, 86k in 100,000 and 92k in 150,000 (/work/dbg/sinkworker.py). The bound still
-keeps a batch, and so the wait for a stop or for the group's next commit, to seconds for small records."""
+the JVM). Each batch costs tens of milliseconds of jobs and bookkeeping whatever its size, so larger
+batches read a backlog faster: 400,000-600,000 x 1 KiB records into a file ran at 44k records/s in
+batches of 20,000, 60k in 60,000 and 86k in 100,000 (an earlier worker); with today's, 2M records
+streamed at 164-172k records/s in batches of 100,000 and 201-275k in 200,000 (two runs each,
+/work/dbg/sinkstart.py), and bench.sink's CPU per 1M went from 8.5-9.0 to 7.7-8.1 s. The bound still
+keeps a batch, and so the wait for a stop or for the group's next commit, to about a second for
+records of 1 KiB."""
 
 
 def batch_limit(settings: TaskSettings, holds_batch: bool) -> int | None:

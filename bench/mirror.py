@@ -401,6 +401,14 @@ def profile_sparklink(
     return {"elapsed_s": elapsed, "task_seconds": phases, "spark_trigger_ms": progress}
 
 
+def _setting(item: str) -> tuple[str, str]:
+    """A KEY=VALUE option, as a pair."""
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"{item!r} is not KEY=VALUE; write e.g. target.producer.batch.size=262144")
+    return key.strip(), value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=2_000_000)
@@ -430,6 +438,7 @@ def main() -> None:
         "--sparklink-config",
         action="append",
         default=[],
+        type=_setting,
         metavar="KEY=VALUE",
         help="an extra MirrorSourceConnector setting for sparklink (repeatable), e.g. target.producer.linger.ms=5",
     )
@@ -437,6 +446,7 @@ def main() -> None:
         "--apache-config",
         action="append",
         default=[],
+        type=_setting,
         metavar="KEY=VALUE",
         help="an extra MirrorMaker 2 setting for Apache's run (repeatable), e.g. T2.producer.batch.size=262144 "
         "(T2 is the target cluster's alias)",
@@ -451,9 +461,8 @@ def main() -> None:
     if args.realtime_batch_ms:
         os.environ["BENCH_REALTIME_BATCH_MS"] = str(args.realtime_batch_ms)
     os.environ["BENCH_REALTIME"] = "true" if args.realtime else "false"
-    extra = dict(item.split("=", 1) for item in args.sparklink_config)
-    os.environ["BENCH_SPARKLINK_CONFIG"] = json.dumps(extra)
-    os.environ["BENCH_APACHE_CONFIG"] = json.dumps(dict(item.split("=", 1) for item in args.apache_config))
+    os.environ["BENCH_SPARKLINK_CONFIG"] = json.dumps(dict(args.sparklink_config))
+    os.environ["BENCH_APACHE_CONFIG"] = json.dumps(dict(args.apache_config))
     if args.latency:
         latency_main(args)
         return
@@ -469,8 +478,8 @@ def main() -> None:
         "tasks": args.tasks,
         "sparklink_batch": args.batch,
         "sparklink_realtime": args.realtime,
-        "sparklink_config": extra,
-        "apache_config": json.loads(os.environ["BENCH_APACHE_CONFIG"]),
+        "sparklink_config": dict(args.sparklink_config),
+        "apache_config": dict(args.apache_config),
         "cpus": os.cpu_count(),
     }
     try:
@@ -530,8 +539,8 @@ def latency_main(args: argparse.Namespace) -> None:
         "tasks": args.tasks,
         "sparklink_trigger_ms": args.trigger_ms,
         "sparklink_realtime": args.realtime,
-        "sparklink_config": json.loads(os.environ["BENCH_SPARKLINK_CONFIG"]),
-        "apache_config": json.loads(os.environ["BENCH_APACHE_CONFIG"]),
+        "sparklink_config": dict(args.sparklink_config),
+        "apache_config": dict(args.apache_config),
         "cpus": os.cpu_count(),
     }
     try:

@@ -161,21 +161,21 @@ def test_mm2_properties_become_workers_and_connector_configs(tmp_path: Path) -> 
     assert MirrorMakerConfig.load(path).flows() == [Flow("A", "B")]
 
 
+_SOURCE_SETTINGS = {
+    "source.cluster.alias": "A",
+    "target.cluster.alias": "B",
+    "source.cluster.bootstrap.servers": "a:9092",
+    "target.cluster.bootstrap.servers": "b:9092",
+    "name": "m",
+}
+
+
 def test_source_task_offsets_from_observed_metrics_skip_partitions_without_records() -> None:
     from sparklink.connectors.mirror.config import SOURCE_DEF, MirrorSettings
     from sparklink.connectors.mirror.source import MirrorSourceTask
 
     task = MirrorSourceTask()
-    task.settings = MirrorSettings.parse(
-        SOURCE_DEF,
-        {
-            "source.cluster.alias": "A",
-            "target.cluster.alias": "B",
-            "source.cluster.bootstrap.servers": "a:9092",
-            "target.cluster.bootstrap.servers": "b:9092",
-            "name": "m",
-        },
-    )
+    task.settings = MirrorSettings.parse(SOURCE_DEF, _SOURCE_SETTINGS)
     task.partitions = [("t", 0), ("t", 1), ("u-x", 3)]
     observed = {"n0": 5, "lo0": 10, "hi0": 14, "n1": 0, "lo1": None, "hi1": None, "n2": 2, "lo2": 7, "hi2": 9}
     assert task.observed_offsets(observed) == [
@@ -239,13 +239,7 @@ def test_source_task_producer_batches_are_large_unless_the_connector_sets_batch_
     from sparklink.connectors.mirror.config import SOURCE_DEF, MirrorSettings
     from sparklink.connectors.mirror.source import DEFAULT_TARGET_BATCH_BYTES, MirrorSourceTask
 
-    base = {
-        "source.cluster.alias": "A",
-        "target.cluster.alias": "B",
-        "source.cluster.bootstrap.servers": "a:9092",
-        "target.cluster.bootstrap.servers": "b:9092",
-        "name": "m",
-    }
+    base = _SOURCE_SETTINGS
     ctx = TaskContext("m", 0, {}, spark=None)  # type: ignore[arg-type]
     task = MirrorSourceTask()
     task.settings = MirrorSettings.parse(SOURCE_DEF, base)

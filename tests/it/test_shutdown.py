@@ -39,3 +39,20 @@ def test_sigterm_exits_zero_without_errors_or_a_leftover_jvm(kafka: KafkaCluster
     latest = {k.decode(): v for k, v in records if k}
     task_values = [latest[f"status-task-steady-{i}"] for i in range(2)]
     assert all(v is not None and b'"state":"UNASSIGNED"' in v for v in task_values), task_values
+
+
+def test_sigterm_during_the_first_start_exits_zero_without_errors(kafka: KafkaCluster, tmp_path: Path) -> None:
+    """Stopped as soon as it answers, a fresh worker is still warming up Spark's Kafka reader: the
+    stop waits for that batch job rather than abort it (Spark logs an aborted write as an ERROR)."""
+    props = worker_props(kafka, unique("early"), tmp_path / "state")
+    worker = WorkerProcess(props, tmp_path / "worker", log_level="INFO").start()
+    try:
+        code = worker.terminate(GRACE_SECONDS)
+    finally:
+        if worker.pid:
+            worker.kill()
+    assert code == 0, process.tail(worker.log)
+    log = worker.log.read_text(errors="replace")
+    errors = [line for line in log.splitlines() if " ERROR " in line or "Traceback" in line]
+    assert not errors, "\n".join(errors[:20])
+    assert "warmed up" in log or "could not be warmed up" in log, "the warm-up ran to its end before the exit"

@@ -115,6 +115,8 @@ def register_functions(spark: SparkSession) -> None:
 
     from sparklink.transforms import exprs
 
+    if spark.catalog.functionExists(exprs.UTF8_TEXT):
+        return  # defined already (Spark warns on each redefinition)
     if SQL_FUNCTIONS_JAR in (spark.conf.get("spark.jars", "") or ""):
         spark.udf.registerJavaFunction(exprs.UTF8_TEXT, "io.sparklink.spark.Utf8Text", StringType())
     else:

@@ -46,6 +46,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# How long closing waits for the Kafka reader's warm-up to end (its clients give up within ~15 s).
+WARM_UP_WAIT_S = 30.0
+
 
 class TaskQueries:
     """The task queries of one worker, on its SparkSession."""
@@ -95,9 +98,13 @@ class TaskQueries:
         self._closed = threading.Event()
         self._watchdog = threading.Thread(target=self._watch, name="task-watchdog", daemon=True)
         self._watchdog.start()
+        # Closing waits for it: a Spark job still being planned when the caller stops the JVM is
+        # aborted there, and Spark logs that abort as an ERROR.
+        self._warm_up: threading.Thread | None = None
         if warm_up_topic and _first_use(spark):
             args = (spark, bootstrap_servers, warm_up_topic)
-            threading.Thread(target=kafka_io.warm_up, args=args, name="spark-warm-up", daemon=True).start()
+            self._warm_up = threading.Thread(target=kafka_io.warm_up, args=args, name="spark-warm-up", daemon=True)
+            self._warm_up.start()
 
     # ------------------------------------------------------------------ control
     def start_task(
@@ -222,6 +229,11 @@ class TaskQueries:
         """Stop the watchdog (it talks to the JVM), then every query; the caller stops the JVM after."""
         self._closed.set()
         self._watchdog.join(timeout=30)
+        if self._warm_up is not None:
+            # Bounded by the warm-up's own client timeouts (kafka_io.warm_up).
+            self._warm_up.join(timeout=WARM_UP_WAIT_S)
+            if self._warm_up.is_alive():
+                log.warning("Spark's Kafka reader warm-up still runs after %.0fs; stopping anyway", WARM_UP_WAIT_S)
         self.stop_all()
         self.progress.close()
         try:

@@ -14,6 +14,7 @@ Results: a table on stdout and JSON in bench/results/mirror-<timestamp>.json.
 `--profile` runs sparklink in-process instead and reports the task-seconds of each batch phase.
 `--latency [--rate 5000 --duration 30 --warmup 15 --trigger-ms 100]` measures produce-on-A -> readable-on-B
 latency p50/p99 at a steady rate instead (bench/mirror_latency.py), into mirror-latency-<timestamp>.json.
+The shared source cluster is warmed up first (2 x --warmup s of traffic); `--apache-first` swaps the order.
 """
 
 from __future__ import annotations
@@ -455,6 +456,11 @@ def main() -> None:
         "--warmup", type=float, default=15.0, help="--latency: seconds of unmeasured traffic at --rate first"
     )
     parser.add_argument(
+        "--apache-first",
+        action="store_true",
+        help="--latency: measure MM2 first (the source broker is shared, and younger for whichever goes first)",
+    )
+    parser.add_argument(
         "--profile", action="store_true", help="instead of comparing: profile sparklink in-process, phase by phase"
     )
     args = parser.parse_args()
@@ -545,7 +551,15 @@ def latency_main(args: argparse.Namespace) -> None:
     }
     try:
         source.start()
-        for key in ("sparklink", "apache_mm2"):
+        if args.warmup > 0:
+            warm_topic = f"{mirror_latency.TOPIC}-warm-source"
+            create(source, warm_topic, args.partitions)
+            # Twice the mirrors' own warm-up: the broker's first minute is when its JIT compiles most.
+            print(f"warming the source cluster up for {2 * args.warmup:.0f} s ...", flush=True)
+            mirror_latency.warm_source(source, warm_topic, args.rate, 2 * args.warmup)
+        order = ("apache_mm2", "sparklink") if args.apache_first else ("sparklink", "apache_mm2")
+        results["order"] = list(order)
+        for key in order:
             if args.only and key != {"sparklink": "sparklink", "apache": "apache_mm2"}[args.only]:
                 continue
             topic = f"{mirror_latency.TOPIC}-{key.replace('_', '-')}"

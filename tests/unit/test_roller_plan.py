@@ -166,13 +166,16 @@ class FakeAdmin:
 
 
 class FakeAgents:
-    def __init__(self, state: BrokerState = UNKNOWN_BROKER_STATE) -> None:
+    """Answers `state`, after answering each of `first` once."""
+
+    def __init__(self, state: BrokerState = UNKNOWN_BROKER_STATE, first: Iterable[BrokerState] = ()) -> None:
         self.state = state
+        self.first = list(first)
         self.calls = 0
 
     def broker_state(self, agent_url: str | None) -> BrokerState:
         self.calls += 1
-        return self.state
+        return self.first.pop(0) if self.first else self.state
 
 
 def roller(runtime: FakeRuntime, admin: FakeAdmin, agents: FakeAgents, **settings: float) -> KafkaRoller:
@@ -221,11 +224,26 @@ def test_a_roll_held_back_by_a_recovering_broker_fails_with_the_recovery_not_wit
     assert runtime.restarts == []
 
 
-def test_an_unready_node_whose_agent_cannot_answer_is_force_restarted_as_before() -> None:
+def test_an_unready_node_whose_agent_never_answers_is_force_restarted_as_strimzi_does() -> None:
     runtime = FakeRuntime([B1])
     runtime.ready[1] = runtime.responsive[1] = False
-    roller(runtime, FakeAdmin(), FakeAgents(UNKNOWN_BROKER_STATE), operation_timeout=1.0).roll()
+    agents = FakeAgents(UNKNOWN_BROKER_STATE)
+    r = roller(runtime, FakeAdmin(), agents, operation_timeout=1.0)
+    r.roll()
     assert runtime.restarts == [(1, frozenset({RestartReason.POD_UNRESPONSIVE}), True)]
+    # Asked three times, 5 s apart, before its state counts as unknown.
+    assert agents.calls == 3
+    assert r.clock.monotonic() == pytest.approx(1.0 + 2 * 5.0, abs=1.0)  # type: ignore[attr-defined]
+
+
+def test_an_agent_that_answers_on_a_later_ask_keeps_a_recovering_broker_from_a_forced_restart() -> None:
+    runtime = FakeRuntime([B1])
+    runtime.ready[1] = runtime.responsive[1] = False
+    agents = FakeAgents(BrokerState(2, 1, 40), first=[UNKNOWN_BROKER_STATE, UNKNOWN_BROKER_STATE])
+    with pytest.raises(RollFailedError) as failure:
+        roller(runtime, FakeAdmin(), agents, operation_timeout=1.0, backoff_attempts=2).roll()
+    assert str(failure.value).startswith("Pod b1 is not ready because the Kafka node is performing log recovery.")
+    assert runtime.restarts == []
 
 
 def test_a_partition_at_min_isr_holds_the_restart_until_the_isr_recovers() -> None:

@@ -2,8 +2,9 @@
 
 Caller: `sparklink kafka roll` and (later) the operator. Strimzi's KafkaRoller algorithm, node by node on one
 thread: controllers before brokers, unready nodes first; for each node
-  1. unless it is stuck, wait up to the operation timeout for it to be ready; if it is not, ask its agent,
-     and when the broker is in log recovery fail this attempt with UnforceableProblem - never restart it;
+  1. unless it is stuck, wait up to the operation timeout for it to be ready; if it is not, ask its agent
+     (again, a few seconds apart, while it cannot answer), and when the broker is in log recovery fail this
+     attempt with UnforceableProblem - never restart it;
   2. find what it needs: nothing, a dynamic update (incrementalAlterConfigs) or a restart, and why;
   3. defer the active controller while other nodes remain; check the quorum (controllers) and partition
      availability (brokers; combined nodes both) - if it cannot roll now, retry later;
@@ -27,7 +28,9 @@ from sparklink.roller import plan
 from sparklink.roller.admin import AdminError, ClusterAdmin
 from sparklink.roller.agent_client import AgentClient
 from sparklink.roller.model import (
+    UNKNOWN_BROKER_STATE,
     BackOff,
+    BrokerState,
     ConfigDiff,
     FatalProblem,
     ForceableProblem,
@@ -186,7 +189,7 @@ class KafkaRoller:
     def _restart_if_necessary(self, node: NodeRef, ctx: _Context, needs: RestartNeeds) -> None:
         ctx.stuck = self.runtime.is_stuck(node)
         if not ctx.stuck and not self._await_ready(node):
-            state = self.agents.broker_state(self.runtime.agent_url(node))
+            state = self._broker_state(node)
             if state.in_recovery:
                 raise UnforceableProblem(
                     f"Pod {node.name} is not ready because the Kafka node is performing log recovery. There are "
@@ -334,6 +337,24 @@ class KafkaRoller:
         self.result.restarted.append((node, reasons, forced))
         self._await_ready_or_fail(node, "Error while waiting for restarted pod")
 
+    def _broker_state(self, node: NodeRef) -> BrokerState:
+        """The agent's answer; an unknown one is asked again `agent_attempts` times before it stands."""
+        url = self.runtime.agent_url(node)
+        state = self.agents.broker_state(url)
+        for attempt in range(2, self.settings.agent_attempts + 1):
+            if state.code != UNKNOWN_BROKER_STATE.code or url is None or self.runtime.is_ready(node):
+                break
+            log.info(
+                "%s: its agent could not tell the broker state; asking again in %.0fs (attempt %d of %d)",
+                node,
+                self.settings.agent_retry_interval,
+                attempt,
+                self.settings.agent_attempts,
+            )
+            self.clock.sleep(self.settings.agent_retry_interval)
+            state = self.agents.broker_state(url)
+        return state
+
     def _await_ready(self, node: NodeRef) -> bool:
         deadline = self.clock.monotonic() + self.settings.operation_timeout
         while True:
@@ -355,7 +376,7 @@ class KafkaRoller:
         ctx.reasons = set(needs(node))
         note = "active controller, rolled last" if node.node_id == leader else None
         if not ctx.stuck and not self.runtime.is_ready(node):
-            state = self.agents.broker_state(self.runtime.agent_url(node))
+            state = self.agents.broker_state(self.runtime.agent_url(node))  # a dry run does not wait
             if state.in_recovery:
                 return plan.PlannedStep(
                     node,

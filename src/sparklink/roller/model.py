@@ -105,6 +105,12 @@ class RollerSettings:
     admin_timeout: float = 30.0
     can_roll_timeout: float = 60.0
     agent_timeout: float = 10.0
+    # Stricter than Strimzi, which asks once: an agent that cannot answer is asked again before the roller
+    # treats the broker's state as unknown (and may force-restart it). A broker busy loading logs on a
+    # saturated machine can leave its in-JVM Jolokia unanswered for a while; restarting it then restarts
+    # the recovery.
+    agent_attempts: int = 3
+    agent_retry_interval: float = 5.0
     controller_quorum_fetch_timeout_ms: int = 2000
 
     def backoff(self) -> BackOff:

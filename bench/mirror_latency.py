@@ -165,22 +165,26 @@ def measure(
     return {
         "sent": sent,
         "received": len(values),
+        "p10_ms": _percentile(values, 0.10),
         "p50_ms": _percentile(values, 0.50),
+        "p90_ms": _percentile(values, 0.90),
         "p99_ms": _percentile(values, 0.99),
+        "p999_ms": _percentile(values, 0.999),
         "max_ms": values[-1] if values else float("nan"),
     }
 
 
 def print_latency(results: dict[str, Any]) -> None:
-    print(f"\nmirror latency, {results['rate']} records/s x {results['duration_s']} s, 1 KiB")
-    print(f"{'':28}{'sent':>9}{'received':>10}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}")
+    columns = [("p10_ms", "p10"), ("p50_ms", "p50"), ("p90_ms", "p90"), ("p99_ms", "p99"), ("p999_ms", "p99.9")]
+    columns.append(("max_ms", "max"))
+    print(f"\nmirror latency (ms), {results['rate']} records/s x {results['duration_s']} s, 1 KiB")
+    print(f"{'':28}{'sent':>9}{'received':>10}" + "".join(f"{title:>8}" for _, title in columns))
     for key, label in (("sparklink", "sparklink MirrorSource"), ("apache_mm2", "Apache MirrorMaker 2")):
         if key in results:
             r = results[key]
-            print(
-                f"{label:28}{r['sent']:>9}{r['received']:>10}{r['p50_ms']:>9.1f}{r['p99_ms']:>9.1f}{r['max_ms']:>9.1f}"
-            )
+            cells = "".join(f"{r[k]:>8.2f}" if k in r else f"{'-':>8}" for k, _ in columns)
+            print(f"{label:28}{r['sent']:>9}{r['received']:>10}{cells}")
     if "sparklink" in results and "apache_mm2" in results:
         s, a = results["sparklink"], results["apache_mm2"]
-        p50, p99 = s["p50_ms"] / a["p50_ms"], s["p99_ms"] / a["p99_ms"]
-        print(f"{'ratio sparklink / MM2':28}{'':19}{p50:>8.2f}x{p99:>8.2f}x")
+        ratios = "".join(f"{s[k] / a[k]:>7.2f}x" if k in s and k in a else f"{'-':>8}" for k, _ in columns)
+        print(f"{'ratio sparklink / MM2':28}{'':19}{ratios}")

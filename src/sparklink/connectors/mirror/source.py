@@ -211,6 +211,7 @@ class MirrorSourceTask(SourceTask):
         resume = _resume_positions(s.source, ctx.resume)
         self._start = resume
         self._reached: dict[tuple[str, int], int] = {}
+        self._written_records: int | None = None
         assign: dict[str, list[int]] = {}
         starting: dict[str, dict[str, int]] = {}
         for topic, partition in self.partitions:
@@ -241,7 +242,7 @@ class MirrorSourceTask(SourceTask):
         # source header that happens to share the name survives.
         stamp = F.struct(
             F.lit(interceptor.HEADER).alias("key"),
-            F.encode(F.unix_millis("timestamp").cast("string"), "US-ASCII").alias("value"),
+            F.unix_millis("timestamp").cast("string").cast("binary").alias("value"),
         )
         carriers = [stamp]
         if ctx.direct:
@@ -251,7 +252,7 @@ class MirrorSourceTask(SourceTask):
             carriers.append(
                 F.struct(
                     F.lit(interceptor.UPSTREAM_HEADER).alias("key"),
-                    F.encode(F.col("offset").cast("string"), "US-ASCII").alias("value"),
+                    F.col("offset").cast("string").cast("binary").alias("value"),
                 )
             )
         header_type = records.schema["headers"].dataType
@@ -313,7 +314,11 @@ class MirrorSourceTask(SourceTask):
         written = interceptor.acknowledged(ctx.spark, self.registry, wait_s if final else 0.0, forget=final)
         if written is None:
             return None
-        return self._reached_offsets({tp: offset + 1 for tp, offset in written.items()})
+        self._written_records = max(self._written_records or 0, written.records)
+        return self._reached_offsets({tp: offset + 1 for tp, offset in written.positions.items()})
+
+    def written_records(self) -> int | None:
+        return self._written_records
 
     def _reached_offsets(self, positions: Mapping[tuple[str, int], int | None]) -> list[tuple[Partition, Offset]]:
         """MM2 offsets (last written = next position - 1) for the partitions read past their start,

@@ -433,7 +433,8 @@ def main() -> None:
         "--realtime-batch-ms",
         type=int,
         default=None,
-        help="sparklink's task.realtime.batch.interval.ms (how often a real-time task checkpoints; default 60 s)",
+        help="sparklink's task.realtime.batch.interval.ms (how often a real-time task checkpoints; "
+        "default 5 minutes in local mode)",
     )
     parser.add_argument(
         "--sparklink-config",

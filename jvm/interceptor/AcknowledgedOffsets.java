@@ -3,6 +3,7 @@ package io.sparklink.mirror;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 
 import org.apache.kafka.common.TopicPartition;
@@ -27,6 +28,7 @@ public final class AcknowledgedOffsets {
 
     private final Map<TopicPartition, Long> acked = new ConcurrentHashMap<>();
     private final Set<LongSupplier> inFlightCounters = ConcurrentHashMap.newKeySet();
+    private final LongAdder records = new LongAdder();
 
     private AcknowledgedOffsets() {
     }
@@ -45,6 +47,19 @@ public final class AcknowledgedOffsets {
 
     void acknowledged(String upstreamTopic, int partition, long upstreamOffset) {
         acked.merge(new TopicPartition(upstreamTopic, partition), upstreamOffset, Math::max);
+    }
+
+    void recordWritten() {
+        records.increment();
+    }
+
+    /**
+     * Records of this run the target has acknowledged (-1: nothing registered). A real-time task's
+     * batches, and so the record counts of its progress, are a minute or more apart; this is current.
+     */
+    public static long records(String key) {
+        AcknowledgedOffsets run = RUNS.get(key);
+        return run == null ? -1 : run.records.sum();
     }
 
     /** The last acknowledged upstream offset per partition, one {@code topic<TAB>partition<TAB>offset} per line. */

@@ -135,6 +135,9 @@ public class OffsetSyncInterceptor implements ProducerInterceptor<byte[], byte[]
         if (state == null) {
             return;
         }
+        if (run != null && exception == null) {
+            run.recordWritten();
+        }
         long[] sync = state.acknowledged(exception == null && metadata.hasOffset() ? metadata.offset() : -1, maxLag);
         if (sync != null && syncTopic != null) {
             send(metadata.topic(), metadata.partition(), sync[0], sync[1]);

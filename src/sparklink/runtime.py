@@ -177,7 +177,7 @@ def start_worker(config: WorkerConfig, spark: SparkSession | None = None, timeou
             scratch,
             converter_defaults(config),
             stop_grace_s=config.task_shutdown_graceful_timeout_ms / 1000,
-            realtime_batch_ms=config.task_realtime_batch_interval_ms,
+            realtime_batch_ms=config.realtime_batch_ms,
             offset_flush_ms=config.offset_flush_interval_ms,
             warm_up_topic=config.config_topic,
         )

@@ -15,6 +15,9 @@ from sparklink.api.config import read_properties
 
 __all__ = ["WorkerConfig", "read_properties"]
 
+LOCAL_REALTIME_BATCH_MS = 300_000
+CLUSTER_REALTIME_BATCH_MS = 60_000
+
 
 class WorkerConfig(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="allow", frozen=True)
@@ -47,9 +50,12 @@ class WorkerConfig(BaseModel):
     spark_master: str = Field(default_factory=lambda: default_local_master(), alias="spark.master")
     trigger_interval_ms: int = Field(1000, alias="task.trigger.interval.ms")
     # A real-time task (execution/direct.py) checkpoints once per batch of this length, and each batch
-    # end stalls its records for a moment (~0.2 s here), so batches are long: Connect's default offset
-    # flush interval. Spark refuses less than 5 s (spark.sql.streaming.realTimeMode.minBatchDuration).
-    task_realtime_batch_interval_ms: int = Field(60000, alias="task.realtime.batch.interval.ms", ge=5000)
+    # end stalls its records for a moment (0.2-0.4 s on 2 cores), so batches are long. Unset, it is
+    # 5 minutes in local mode, where a task's offsets, record count and topics come from its producer's
+    # acknowledgements between batch ends; and Connect's default offset flush interval (60 s) on a
+    # Spark cluster, where they come from batch ends only. Spark refuses less than 5 s
+    # (spark.sql.streaming.realTimeMode.minBatchDuration).
+    task_realtime_batch_interval_ms: int | None = Field(None, alias="task.realtime.batch.interval.ms", ge=5000)
     # How often a real-time task's offsets are stored between batch ends, from what its producer has
     # had acknowledged (local mode). Connect's name; its 60 s default would leave a crash repeating
     # a minute of records, and storing an unchanged offset costs nothing.
@@ -60,6 +66,13 @@ class WorkerConfig(BaseModel):
     state_dir: str | None = Field(None, alias="sparklink.state.dir")
     # Every task is a Spark streaming query in this process: bound what one request can ask for.
     tasks_max_limit: int = Field(256, alias="sparklink.tasks.max.limit", ge=1)
+
+    @property
+    def realtime_batch_ms(self) -> int:
+        """`task.realtime.batch.interval.ms`, or its default for the Spark master."""
+        if self.task_realtime_batch_interval_ms is not None:
+            return self.task_realtime_batch_interval_ms
+        return LOCAL_REALTIME_BATCH_MS if self.spark_master.startswith("local") else CLUSTER_REALTIME_BATCH_MS
 
     @property
     def worker_id(self) -> str:

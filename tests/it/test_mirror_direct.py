@@ -149,6 +149,10 @@ def test_a_real_time_task_stopped_mid_batch_stores_what_its_producer_acknowledge
     remote = f"{alias}.{topic}"
     assert read_partitions(target_kafka, remote, 200) == read_partitions(kafka, topic, 200)
     wait_for(lambda: _stored(worker, "mm") == {(topic, 0): 199}, 30, "offset 199 stored while the task runs")
+    # Counted and reported as they were acknowledged, not at the batch end ten minutes away.
+    wait_for(lambda: run.records == 200, 30, "the 200 records counted mid-batch")
+    active = httpx.get(f"{worker.url}/connectors/mm/topics", timeout=30).json()
+    assert remote in active["mm"]["topics"]
     assert last_progress(run.query) is None  # mid-batch: nothing came from progress
 
     assert httpx.put(f"{worker.url}/connectors/mm/stop", timeout=60).status_code == 204

@@ -42,11 +42,19 @@ class _Acknowledging(_Mirrorish):
 
     def __init__(self) -> None:
         self.acked = -1
+        self.acked_records = 0
+        self.told_records: int | None = None
         self.asked: list[bool] = []
 
     def written_offsets(self, ctx: TaskContext, wait_s: float, final: bool) -> list[tuple[Partition, Offset]] | None:
         self.asked.append(final)
-        return [({"topic": "t", "partition": 0}, {"offset": self.acked})] if self.acked >= 0 else None
+        if self.acked < 0:
+            return None
+        self.told_records = self.acked_records
+        return [({"topic": "t", "partition": 0}, {"offset": self.acked})]
+
+    def written_records(self) -> int | None:
+        return self.told_records
 
 
 class _Events:
@@ -162,12 +170,42 @@ def test_a_real_time_run_has_its_written_offsets_stored_between_batch_ends() -> 
         progress.close()
 
 
+def test_a_real_time_run_counts_its_acknowledged_records_between_batch_ends_and_never_twice() -> None:
+    store, events = OffsetStore(MemoryBackend()), _Events()
+    progress = ProgressOffsets(store, flush_s=0.05)
+    run = _run(events)
+    task = _Acknowledging()
+    run.task = task
+    run.ctx.realtime = True
+    try:
+        progress.watch("q", run)
+        task.acked, task.acked_records = 29, 30
+        # No batch has ended, yet the count and the topics the task writes to are current.
+        wait_for(lambda: run.records == 30, 10, "the acknowledged records counted")
+        assert events.topics and events.topics[-1] == ["remote.t"]
+        # The batch end's progress counts the same records again: the count stays what was written.
+        task.acked, task.acked_records = 49, 50
+        wait_for(lambda: run.records == 50, 10, "the next flush")
+        progress.progress("q", _progress({"t": {"0": 40}}, 40))
+        wait_for(lambda: run.batches == 1, 10, "the batch end applied")
+        assert run.records == 50
+        # A second batch end: progress has now counted 90 rows, more than the last flush told.
+        progress.progress("q", _progress({"t": {"0": 90}}, 50))
+        wait_for(lambda: run.records == 90, 10, "the larger count taken")
+    finally:
+        progress.close()
+
+
 def test_workers_default_to_at_least_eight_local_task_threads_and_realtime_batches_of_5s_or_more() -> None:
     master = default_local_master()
     assert master.startswith("local[") and int(master[6:-1]) >= 8
     assert WorkerConfig().spark_master == master
     assert WorkerConfig.model_validate({"spark.master": "local[2]"}).spark_master == "local[2]"
-    assert WorkerConfig().task_realtime_batch_interval_ms == 60000
+    # Five minutes where acknowledgements keep offsets and counts current between batch ends (local
+    # mode), a minute where only batch ends do (a Spark cluster); a set value wins.
+    assert WorkerConfig().realtime_batch_ms == 300_000
+    assert WorkerConfig.model_validate({"spark.master": "spark://h:7077"}).realtime_batch_ms == 60_000
+    assert WorkerConfig.model_validate({"task.realtime.batch.interval.ms": "9000"}).realtime_batch_ms == 9000
     assert WorkerConfig().offset_flush_interval_ms == 5000
     # Spark refuses real-time batches under 5 s (spark.sql.streaming.realTimeMode.minBatchDuration).
     with pytest.raises(ValidationError, match=r"task\.realtime\.batch\.interval\.ms"):

@@ -182,6 +182,12 @@ class SourceTask(Task):
         so a task must never report less than it reported before or than its progress said."""
         return None
 
+    def written_records(self) -> int | None:
+        """Direct writing: how many records this run's producer had had acknowledged when
+        `written_offsets` last answered, or None when the task cannot tell. A real-time run's record
+        count comes from here between its batch ends, which are a minute or more apart."""
+        return None
+
     def realtime_slots(self, ctx: TaskContext) -> int | None:
         """Direct writing: how many Spark tasks the stream would run at once in real-time mode (one
         per Kafka partition it reads), or None if its source cannot; asked before `stream`."""

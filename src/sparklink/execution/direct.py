@@ -16,8 +16,9 @@ source can (`realtime_slots`), the task config asks for it (`sparklink.realtime=
 free Spark task slot for each partition the task reads. One slot is always left for micro-batch
 queries. In this mode long-running Spark tasks pass each record on as it arrives. The query
 checkpoints, and posts a progress event, at the end of each batch (`task.realtime.batch.interval.ms`,
-60 s by default: each batch end holds records back for a moment); in between, `ProgressOffsets` stores
-what the task's producer has had acknowledged every `offset.flush.interval.ms`. Without enough slots a
+5 minutes in local mode and 60 s on a cluster by default: each batch end holds records back for a
+moment); in between, `ProgressOffsets` stores what the task's producer has had acknowledged every
+`offset.flush.interval.ms`, and counts the records it acknowledged (`SourceTask.written_records`). Without enough slots a
 real-time query would leave partitions waiting for a whole batch, so such a task runs in micro-batches
 instead. Stopping a real-time query interrupts its Spark
 tasks mid-batch, past its last progress; the task then says itself what its producer had acknowledged
@@ -248,10 +249,14 @@ class ProgressOffsets:
                 self.offsets.put(run.connector, changed)
                 for p, o in changed:
                     stored[json.dumps(p, sort_keys=True)] = o
-            if pending.rows:
+            # Progress counts a batch's rows at its end; a real-time task's producer counts each record as
+            # it is acknowledged, and the same records are in both: the larger is the count so far.
+            counted = run.extra["progress_rows"] = run.extra.get("progress_rows", 0) + pending.rows
+            records = max(counted, task.written_records() or 0)
+            if pending.rows or records > run.records:
                 # Each time, as the batch path does: a topics reset (KIP-558) clears what was recorded.
                 run.events.topics_seen(run.connector, run.task_id, run.extra.get("topics") or [])
-            run.records += pending.rows
+            run.records = max(run.records, records)
             run.batches += pending.batches
         except Exception:
             # The next progress carries the same positions and more: storing them then loses nothing.

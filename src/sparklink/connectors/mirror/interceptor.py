@@ -19,6 +19,7 @@ Kafka uses to instantiate interceptors). A task checks that it is there before i
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sparklink.api.errors import ConnectError
@@ -86,8 +87,17 @@ def with_offset_tracking(
     return with_interceptor({**producer, **settings}, SYNCS_CLASS_NAME)
 
 
-def acknowledged(spark: SparkSession, registry: str, wait_s: float, forget: bool) -> dict[tuple[str, int], int] | None:
-    """The last acknowledged upstream offset per (topic, partition) of one run, from the JVM.
+@dataclass(frozen=True)
+class Acknowledged:
+    """What one run's producer has had acknowledged: the last upstream offset per (topic, partition),
+    and how many records."""
+
+    positions: dict[tuple[str, int], int]
+    records: int
+
+
+def acknowledged(spark: SparkSession, registry: str, wait_s: float, forget: bool) -> Acknowledged | None:
+    """What the run's producer has had acknowledged so far, from the JVM.
 
     Waits up to `wait_s` for the run's records in flight; `forget` drops the run's entry (at its
     stop). None when nothing registered under the key in this JVM: on a Spark cluster the producers
@@ -98,10 +108,11 @@ def acknowledged(spark: SparkSession, registry: str, wait_s: float, forget: bool
         time.sleep(0.01)
     if in_flight < 0:
         return None
-    out: dict[tuple[str, int], int] = {}
+    positions: dict[tuple[str, int], int] = {}
     for line in str(registry_class.acknowledged(registry)).splitlines():
         topic, partition, offset = line.split("\t")
-        out[(topic, int(partition))] = int(offset)
+        positions[(topic, int(partition))] = int(offset)
+    records = max(0, int(registry_class.records(registry)))
     if forget:
         registry_class.forget(registry)
-    return out
+    return Acknowledged(positions, records)

@@ -114,10 +114,10 @@ def _produce_paced(producer: Producer, topic: str, rate: int, duration: float, m
 
 
 def warm_source(source: KafkaCluster, topic: str, rate: int, seconds: float) -> None:
-    """Produce to and read from `topic` on the source cluster at `rate` for `seconds`, before either mirror.
+    """Produce to and read from `topic` on a mirror's source cluster at `rate` for `seconds`, before it starts.
 
-    The source cluster is shared: without this, whichever system goes first runs against a broker whose
-    JIT is still compiling (measured: each system's p50 was 0.3-0.6 ms worse when it went first)."""
+    Without this a mirror runs against a broker whose JIT is still compiling (measured on a shared source
+    cluster: each system's p50 was 0.3-0.6 ms worse when it went first)."""
     receiver = Receiver(source.bootstrap_servers, topic)
     producer = Producer(client_config(source.bootstrap_servers, **{"linger.ms": 1, "acks": "all"}))
     try:

@@ -18,9 +18,9 @@ queries. In this mode long-running Spark tasks pass each record on as it arrives
 checkpoints, and posts a progress event, at the end of each batch (`task.realtime.batch.interval.ms`,
 5 minutes in local mode and 60 s on a cluster by default: each batch end holds records back for a
 moment); in between, `ProgressOffsets` stores what the task's producer has had acknowledged every
-`offset.flush.interval.ms`, and counts the records it acknowledged (`SourceTask.written_records`). Without enough slots a
-real-time query would leave partitions waiting for a whole batch, so such a task runs in micro-batches
-instead. Stopping a real-time query interrupts its Spark
+`offset.flush.interval.ms`, and counts the records it acknowledged (`SourceTask.written_records`).
+Without enough slots a real-time query would leave partitions waiting for a whole batch, so such a task
+runs in micro-batches instead. Stopping a real-time query interrupts its Spark
 tasks mid-batch, past its last progress; the task then says itself what its producer had acknowledged
 (`SourceTask.written_offsets`, which MirrorSource reads from its interceptor in local mode), and that is
 stored instead. Where it cannot tell (a Spark cluster), what was written since the last progress is

@@ -49,6 +49,7 @@ from sparklink.platform.kafka import KafkaCluster
 
 RESULTS = Path(__file__).parent / "results"
 TOPIC = "bench-src"
+SYSTEM_KEYS = {"sparklink": "sparklink", "apache": "apache_mm2"}  # --only's names -> the results' keys
 RECORD_SIZE = 1024
 MIB = 1024 * 1024
 TICK = os.sysconf("SC_CLK_TCK")
@@ -567,35 +568,33 @@ def latency_main(args: argparse.Namespace) -> None:
         _report_latency(results, args.latency_out)
         return
     try:
-        for key in order:
-            if key != {"sparklink": "sparklink", "apache": "apache_mm2"}[args.only]:
-                continue
-            source = KafkaCluster.create(work / f"source-{key}", heap="1g")
-            target = KafkaCluster.create(work / f"target-{key}", heap="1g")
-            clusters += [source, target]
-            source.start()
-            target.start()
-            if args.warmup > 0:
-                warm_topic = f"{mirror_latency.TOPIC}-warm-source"
-                create(source, warm_topic, args.partitions)
-                # Twice the mirrors' own warm-up: the broker's first minute is when its JIT compiles most.
-                print(f"{key}: warming its source cluster up for {2 * args.warmup:.0f} s ...", flush=True)
-                mirror_latency.warm_source(source, warm_topic, args.rate, 2 * args.warmup)
-            topic = f"{mirror_latency.TOPIC}-{key.replace('_', '-')}"
-            create(source, topic, args.partitions)
-            print(f"{key}: {args.rate} records/s for {args.duration:.0f} s ...", flush=True)
-            results[f"load_before_{key}"] = os.getloadavg()
-            if key == "sparklink":
-                mirror = functools.partial(
-                    sparklink_mirror, work / key, source, target, topic, args.tasks, args.batch, args.trigger_ms
-                )
-            else:
-                mirror = functools.partial(apache_mirror, work / key, source, target, topic, args.tasks)
-            results[key] = mirror_latency.measure(source, target, topic, mirror, args.rate, args.duration, args.warmup)
-            results[f"load_after_{key}"] = os.getloadavg()
-            print(json.dumps(results[key]), flush=True)
-            target.stop()
-            source.stop()
+        key = SYSTEM_KEYS[args.only]
+        source = KafkaCluster.create(work / f"source-{key}", heap="1g")
+        target = KafkaCluster.create(work / f"target-{key}", heap="1g")
+        clusters += [source, target]
+        source.start()
+        target.start()
+        if args.warmup > 0:
+            warm_topic = f"{mirror_latency.TOPIC}-warm-source"
+            create(source, warm_topic, args.partitions)
+            # Twice the mirrors' own warm-up: the broker's first minute is when its JIT compiles most.
+            print(f"{key}: warming its source cluster up for {2 * args.warmup:.0f} s ...", flush=True)
+            mirror_latency.warm_source(source, warm_topic, args.rate, 2 * args.warmup)
+        topic = f"{mirror_latency.TOPIC}-{key.replace('_', '-')}"
+        create(source, topic, args.partitions)
+        print(f"{key}: {args.rate} records/s for {args.duration:.0f} s ...", flush=True)
+        results[f"load_before_{key}"] = os.getloadavg()
+        if key == "sparklink":
+            mirror = functools.partial(
+                sparklink_mirror, work / key, source, target, topic, args.tasks, args.batch, args.trigger_ms
+            )
+        else:
+            mirror = functools.partial(apache_mirror, work / key, source, target, topic, args.tasks)
+        results[key] = mirror_latency.measure(source, target, topic, mirror, args.rate, args.duration, args.warmup)
+        results[f"load_after_{key}"] = os.getloadavg()
+        print(json.dumps(results[key]), flush=True)
+        target.stop()
+        source.stop()
     except BaseException:
         print(f"failed; logs kept in {work}", file=sys.stderr)
         raise
@@ -609,7 +608,7 @@ def latency_main(args: argparse.Namespace) -> None:
 def _latency_in_child(key: str, work: Path) -> dict[str, Any]:
     """Run `--latency --only <system>` with this run's other options in a new process; its results."""
     out = work / f"{key}.json"
-    only = "sparklink" if key == "sparklink" else "apache"
+    only = next(name for name, k in SYSTEM_KEYS.items() if k == key)
     argv = [a for a in sys.argv[1:] if a != "--apache-first"]
     subprocess.run([sys.executable, "-m", "bench.mirror", *argv, "--only", only, "--latency-out", str(out)], check=True)
     child = json.loads(out.read_text())

@@ -338,11 +338,13 @@ class KafkaRoller:
         self._await_ready_or_fail(node, "Error while waiting for restarted pod")
 
     def _broker_state(self, node: NodeRef) -> BrokerState:
-        """The agent's answer; an unknown one is asked again `agent_attempts` times before it stands."""
+        """The agent's answer, asked up to `agent_attempts` times while it is unknown and the node unready."""
         url = self.runtime.agent_url(node)
         state = self.agents.broker_state(url)
+        if url is None:
+            return state
         for attempt in range(2, self.settings.agent_attempts + 1):
-            if state.code != UNKNOWN_BROKER_STATE.code or url is None or self.runtime.is_ready(node):
+            if state.code != UNKNOWN_BROKER_STATE.code or self.runtime.is_ready(node):
                 break
             log.info(
                 "%s: its agent could not tell the broker state; asking again in %.0fs (attempt %d of %d)",

@@ -314,7 +314,7 @@ class MirrorSourceTask(SourceTask):
         written = interceptor.acknowledged(ctx.spark, self.registry, wait_s if final else 0.0, forget=final)
         if written is None:
             return None
-        self._written_records = max(self._written_records or 0, written.records)
+        self._written_records = written.records  # the JVM's count only grows
         return self._reached_offsets({tp: offset + 1 for tp, offset in written.positions.items()})
 
     def written_records(self) -> int | None:

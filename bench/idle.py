@@ -54,7 +54,7 @@ from bench.rest_and_restart import (
     versions,
 )
 from bench.restart_probe import wait_running
-from sparklink.kafka_clients import client_config
+from sparklink.clients.settings import client_config
 
 SYSTEMS = ("sparklink", "apache")
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"

@@ -43,7 +43,7 @@ from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-def
 from tests.support.mirror_maker_peer import SINGLE_BROKER_TOPICS, MirrorMakerPeer
 
 from bench import mirror_latency
-from sparklink.kafka_clients import client_config
+from sparklink.clients.settings import client_config
 from sparklink.platform import artifacts, ports, process
 from sparklink.platform.kafka import KafkaCluster
 
@@ -327,8 +327,8 @@ def profile_sparklink(
     from pyspark.sql.classic.dataframe import DataFrame
 
     from sparklink.connectors.mirror import source as mirror_source
-    from sparklink.runtime import start_worker
-    from sparklink.worker_config import WorkerConfig
+    from sparklink.worker.assembly import start_worker
+    from sparklink.worker.config import WorkerConfig
 
     phases: dict[str, float] = {}
     lock = threading.Lock()

@@ -21,7 +21,7 @@ from typing import Any, cast
 
 from confluent_kafka import Consumer, Producer
 
-from sparklink.kafka_clients import client_config
+from sparklink.clients.settings import client_config
 from sparklink.platform.kafka import KafkaCluster
 
 TOPIC = "bench-latency"  # each system gets its own: `<TOPIC>-<system>`

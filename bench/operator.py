@@ -42,7 +42,7 @@ from kubernetes import config as k8s_config
 from rich.console import Console
 from rich.table import Table
 
-from sparklink.kafka_clients import client_config
+from sparklink.clients.settings import client_config
 from sparklink.operator.kube.install import apply_crds
 from sparklink.platform import ports, process
 from sparklink.platform.kafka import KafkaCluster

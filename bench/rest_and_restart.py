@@ -54,7 +54,7 @@ from bench.harness import RESULTS_DIR, System, console, run_systems, tree_cpu_s
 from bench.rest_load import Request, percentile, run_load
 from bench.restart_probe import measure_restarts, wait_running
 from sparklink import __version__ as sparklink_version
-from sparklink.kafka_clients import client_config
+from sparklink.clients.settings import client_config
 from sparklink.platform import artifacts, ports, process
 
 SYSTEMS = ("sparklink", "apache")

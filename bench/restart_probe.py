@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 from confluent_kafka import Consumer, TopicPartition
 
-from sparklink.kafka_clients import client_config
+from sparklink.clients.settings import client_config
 
 RUNNING = "RUNNING"
 CONNECTOR = -1  # the connector's entity id; tasks are 0..n-1

@@ -26,7 +26,7 @@ from typing import Any
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from sparklink.kafka_clients import client_config
+from sparklink.clients.settings import client_config
 from sparklink.platform import ports
 from sparklink.platform.kafka import KafkaCluster
 from sparklink.roller.local import local_roller

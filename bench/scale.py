@@ -62,7 +62,7 @@ from tests.worker_process import WorkerProcess
 from bench import connect_datagen
 from bench.harness import System, console, run_systems, tree_cpu_s, tree_processes
 from bench.rest_and_restart import machine_facts, versions
-from sparklink.kafka_clients import client_config
+from sparklink.clients.settings import client_config
 from sparklink.platform import process
 
 SYSTEMS = ("sparklink", "apache")

@@ -39,7 +39,7 @@ from rich.table import Table
 
 from bench.harness import System, console, run_systems, tree_cpu_s
 from bench.rest_and_restart import create_connector, machine_facts, start_apache, start_sparklink, versions
-from sparklink.kafka_clients import client_config
+from sparklink.clients.settings import client_config
 
 SYSTEMS = ("sparklink", "apache")
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"

@@ -19,13 +19,13 @@ from pathlib import Path
 import httpx
 from confluent_kafka import Consumer
 
-from sparklink.kafka_clients import client_config
+from sparklink.clients.settings import client_config
 from sparklink.platform.kafka import KafkaCluster
 
 SPARK_PROBE = """
 import time
 t = time.monotonic()
-from sparklink.execution.spark import build_session
+from sparklink.worker.execution.spark import build_session
 s = build_session("local[2]", "bench-startup")
 s.range(1).count()
 print(time.monotonic() - t)
@@ -43,8 +43,8 @@ def one_run(workdir: Path) -> dict[str, float]:
         probe = subprocess.run([sys.executable, "-c", SPARK_PROBE], capture_output=True, text=True, check=True)
         out["spark_session_start_s"] = float(probe.stdout.strip().splitlines()[-1])
 
-        from sparklink.runtime import start_worker
-        from sparklink.worker_config import WorkerConfig
+        from sparklink.worker.assembly import start_worker
+        from sparklink.worker.config import WorkerConfig
 
         config = WorkerConfig.model_validate(
             {

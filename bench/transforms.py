@@ -52,8 +52,8 @@ from bench.rest_and_restart import (
     start_sparklink,
     versions,
 )
-from sparklink import kafka_clients
-from sparklink.kafka_clients import client_config
+from sparklink.clients import watermarks
+from sparklink.clients.settings import client_config
 
 SYSTEMS = ("sparklink", "apache")
 CHAINS = ("chain", "none")
@@ -100,20 +100,20 @@ def measure(
             began = time.perf_counter()
             create_connector(client, name, config)
             deadline = began + args.start_timeout
-            while kafka_clients.topic_size(consumer, output) == 0:
+            while watermarks.topic_size(consumer, output) == 0:
                 if time.perf_counter() > deadline:
                     raise TimeoutError(f"{system.name}/{name}: no record in {output} after {args.start_timeout}s")
                 time.sleep(0.2)
             first = time.perf_counter() - began
             time.sleep(args.warmup)
             start_size, start, start_cpu = (
-                kafka_clients.topic_size(consumer, output),
+                watermarks.topic_size(consumer, output),
                 time.perf_counter(),
                 tree_cpu_s(system.pid),
             )
             time.sleep(args.duration)
             end_size, end, end_cpu = (
-                kafka_clients.topic_size(consumer, output),
+                watermarks.topic_size(consumer, output),
                 time.perf_counter(),
                 tree_cpu_s(system.pid),
             )

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from sparklink.platform.kafka import KafkaCluster
-from sparklink.runtime import Runtime, start_worker
-from sparklink.worker_config import WorkerConfig
+from sparklink.worker.assembly import RunningWorker, start_worker
+from sparklink.worker.config import WorkerConfig
 from tests.helpers import unique
 from tests.support.kafka import kafka_cluster
 
@@ -27,14 +27,14 @@ def kafka() -> Iterator[KafkaCluster]:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    from sparklink.execution.spark import build_session, stop_session
+    from sparklink.worker.execution.spark import build_session, stop_session
 
     session = build_session("local[2]", "sparklink-tests")
     yield session
     stop_session(session)
 
 
-WorkerFactory = Callable[..., Runtime]
+WorkerFactory = Callable[..., RunningWorker]
 
 
 def worker_props(kafka: KafkaCluster, group: str, state_dir: Path, **overrides: Any) -> dict[str, Any]:
@@ -61,9 +61,9 @@ def worker_factory(kafka: KafkaCluster, spark: Any, tmp_path: Path) -> Iterator[
     Each call without `group` gets fresh internal topics; pass the same `group` to restart a worker
     against the same topics.
     """
-    started: list[Runtime] = []
+    started: list[RunningWorker] = []
 
-    def start(group: str | None = None, **overrides: Any) -> Runtime:
+    def start(group: str | None = None, **overrides: Any) -> RunningWorker:
         group = group or unique("group")
         props = worker_props(kafka, group, tmp_path / group, **overrides)
         runtime = start_worker(WorkerConfig.model_validate(props), spark=spark)
@@ -76,12 +76,12 @@ def worker_factory(kafka: KafkaCluster, spark: Any, tmp_path: Path) -> Iterator[
 
 
 @pytest.fixture
-def worker(worker_factory: WorkerFactory) -> Runtime:
+def worker(worker_factory: WorkerFactory) -> RunningWorker:
     return worker_factory()
 
 
 @pytest.fixture(scope="module")
-def module_worker(kafka: KafkaCluster, spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
+def module_worker(kafka: KafkaCluster, spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningWorker]:
     """One worker shared by a module's tests (each test uses its own connector names)."""
     group = unique("module")
     props = worker_props(kafka, group, tmp_path_factory.mktemp(group))

@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 import httpx
 from confluent_kafka import Consumer, KafkaException
 
-from sparklink import kafka_clients
-from sparklink.kafka_clients import client_config
+from sparklink.clients import watermarks
+from sparklink.clients.settings import client_config
 
 T = TypeVar("T")
 
@@ -55,7 +55,7 @@ def wait_for(
 def topic_size(bootstrap: str, topic: str) -> int:
     consumer = Consumer(client_config(bootstrap, **{"group.id": unique("size")}))
     try:
-        return kafka_clients.topic_size(consumer, topic)
+        return watermarks.topic_size(consumer, topic)
     finally:
         consumer.close()
 

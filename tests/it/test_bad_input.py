@@ -12,13 +12,13 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from sparklink.runtime import Runtime
+from sparklink.worker.assembly import RunningWorker
 from tests.helpers import task_states, unique, wait_for
 from tests.support.canary import CANARY, start, unharmed
 
 
 @pytest.fixture(scope="module")
-def canary(module_worker: Runtime) -> Iterator[Runtime]:
+def canary(module_worker: RunningWorker) -> Iterator[RunningWorker]:
     start(module_worker)
     yield module_worker
     httpx.delete(f"{module_worker.url}/connectors/{CANARY}", timeout=60)
@@ -31,7 +31,7 @@ def error(response: httpx.Response, status: int) -> str:
     return str(body["message"])
 
 
-def names(worker: Runtime) -> list[str]:
+def names(worker: RunningWorker) -> list[str]:
     listed: list[str] = httpx.get(f"{worker.url}/connectors", timeout=10).json()
     return listed
 
@@ -40,7 +40,7 @@ def datagen(topic: str = "t") -> dict[str, str]:
     return {"connector.class": "datagen", "topic": topic, "records.per.second": "5"}
 
 
-def test_1_names_beyond_latin1_are_served_and_non_string_names_refused(canary: Runtime) -> None:
+def test_1_names_beyond_latin1_are_served_and_non_string_names_refused(canary: RunningWorker) -> None:
     url, name = canary.url, f"adv-\U0001f600-{unique('n')}"
     created = httpx.post(f"{url}/connectors", json={"name": name, "config": datagen()}, timeout=60)
     assert created.status_code == 201
@@ -54,7 +54,7 @@ def test_1_names_beyond_latin1_are_served_and_non_string_names_refused(canary: R
     unharmed(canary)
 
 
-def test_2_deep_json_and_lone_surrogates_are_400_on_every_body_endpoint(canary: Runtime) -> None:
+def test_2_deep_json_and_lone_surrogates_are_400_on_every_body_endpoint(canary: RunningWorker) -> None:
     url = canary.url
     deep = "[" * 990 + "]" * 990
     endpoints = [
@@ -80,7 +80,7 @@ def test_2_deep_json_and_lone_surrogates_are_400_on_every_body_endpoint(canary: 
     unharmed(canary)
 
 
-def test_3_a_10mb_config_is_413_and_stores_nothing(canary: Runtime) -> None:
+def test_3_a_10mb_config_is_413_and_stores_nothing(canary: RunningWorker) -> None:
     body = {"name": "huge", "config": {**datagen(), "padding": "x" * 10_000_000}}
     assert "over the limit" in error(httpx.post(f"{canary.url}/connectors", json=body, timeout=60), 413)
     assert names(canary) == [CANARY]
@@ -90,7 +90,7 @@ def test_3_a_10mb_config_is_413_and_stores_nothing(canary: Runtime) -> None:
 POSITIONS = ['"abc"', "-1", "1e30", "NaN", "Infinity", "true", "null", "{}"]
 
 
-def test_4_offsets_that_datagen_cannot_use_are_refused_and_get_offsets_keeps_working(canary: Runtime) -> None:
+def test_4_offsets_that_datagen_cannot_use_are_refused_and_get_offsets_keeps_working(canary: RunningWorker) -> None:
     url, name = canary.url, unique("stopped")
     body = {"name": name, "config": datagen(), "initial_state": "STOPPED"}
     assert httpx.post(f"{url}/connectors", json=body, timeout=60).status_code == 201
@@ -108,7 +108,7 @@ def test_4_offsets_that_datagen_cannot_use_are_refused_and_get_offsets_keeps_wor
     unharmed(canary)
 
 
-def test_5_url_names_with_control_characters_are_refused_and_spaces_are_addressable(canary: Runtime) -> None:
+def test_5_url_names_with_control_characters_are_refused_and_spaces_are_addressable(canary: RunningWorker) -> None:
     url = canary.url
     for raw in ("a%0Ab", "a%00b", "a%C2%85b"):
         message = error(httpx.put(f"{url}/connectors/{raw}/config", json=datagen(), timeout=60), 400)
@@ -122,7 +122,7 @@ def test_5_url_names_with_control_characters_are_refused_and_spaces_are_addressa
     unharmed(canary)
 
 
-def test_6_tasks_max_is_bounded_by_the_worker(canary: Runtime) -> None:
+def test_6_tasks_max_is_bounded_by_the_worker(canary: RunningWorker) -> None:
     body = {"name": "many", "config": {**datagen(), "tasks.max": "1000000000", "records.per.second": "1000000000"}}
     message = error(httpx.post(f"{canary.url}/connectors", json=body, timeout=60), 400)
     assert "Invalid value 1000000000 for configuration tasks.max: Value must be no more than 256" in message
@@ -131,7 +131,7 @@ def test_6_tasks_max_is_bounded_by_the_worker(canary: Runtime) -> None:
     unharmed(canary)
 
 
-def test_7_names_that_cannot_be_addressed_are_refused(canary: Runtime) -> None:
+def test_7_names_that_cannot_be_addressed_are_refused(canary: RunningWorker) -> None:
     for name in ("adv/a", "/adv", "../adv", ".", ".."):
         message = error(httpx.post(f"{canary.url}/connectors", json={"name": name, "config": datagen()}), 400)
         assert "cannot be used" in message
@@ -139,7 +139,7 @@ def test_7_names_that_cannot_be_addressed_are_refused(canary: Runtime) -> None:
     unharmed(canary)
 
 
-def test_8_names_that_sanitise_alike_run_side_by_side(canary: Runtime) -> None:
+def test_8_names_that_sanitise_alike_run_side_by_side(canary: RunningWorker) -> None:
     url, base = canary.url, unique("adv")
     pair = [f"{base};x", f"{base}+x"]
     for name in pair:
@@ -155,7 +155,7 @@ def _counts() -> tuple[int, int]:
     return threading.active_count(), len(os.listdir("/proc/self/fd"))
 
 
-def test_9_creating_and_deleting_connectors_leaks_no_threads_or_files(canary: Runtime) -> None:
+def test_9_creating_and_deleting_connectors_leaks_no_threads_or_files(canary: RunningWorker) -> None:
     url = canary.url
 
     def cycle(i: int) -> None:
@@ -178,7 +178,7 @@ def test_9_creating_and_deleting_connectors_leaks_no_threads_or_files(canary: Ru
     unharmed(canary)
 
 
-def test_11_smaller_defects(canary: Runtime) -> None:
+def test_11_smaller_defects(canary: RunningWorker) -> None:
     url = canary.url
     not_allowed = httpx.delete(f"{url}/connector-plugins", timeout=10)
     assert error(not_allowed, 405) == "HTTP 405 Method Not Allowed" and not_allowed.headers["allow"] == "GET"

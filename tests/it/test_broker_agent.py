@@ -14,7 +14,7 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from sparklink.kafka_clients import client_config
+from sparklink.clients.settings import client_config
 from sparklink.platform import ca
 from sparklink.platform.kafka import KafkaCluster
 from sparklink.roller.agent_client import MtlsAgentClient, client_tls_context

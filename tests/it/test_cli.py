@@ -8,18 +8,18 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from sparklink.cli.main import app
-from sparklink.runtime import Runtime
+from sparklink.worker.assembly import RunningWorker
 from tests.helpers import task_states, unique, wait_for
 
 runner = CliRunner()
 
 
-def cli(worker: Runtime, *args: str) -> tuple[int, str]:
+def cli(worker: RunningWorker, *args: str) -> tuple[int, str]:
     result = runner.invoke(app, ["connectors", *args, "--url", worker.url])
     return result.exit_code, result.output
 
 
-def test_cli_drives_a_connector_through_its_lifecycle(module_worker: Runtime, tmp_path: Path) -> None:
+def test_cli_drives_a_connector_through_its_lifecycle(module_worker: RunningWorker, tmp_path: Path) -> None:
     name = unique("cli")
     spec = tmp_path / "c.json"
     spec.write_text(json.dumps({"name": name, "config": {"connector.class": "datagen", "topic": unique("cli")}}))
@@ -39,7 +39,7 @@ def test_cli_drives_a_connector_through_its_lifecycle(module_worker: Runtime, tm
     assert cli(module_worker, "delete", name) == (0, f"deleted {name}\n")
 
 
-def test_cli_errors_say_what_went_wrong(module_worker: Runtime) -> None:
+def test_cli_errors_say_what_went_wrong(module_worker: RunningWorker) -> None:
     code, out = cli(module_worker, "status", "nope")
     assert code == 1 and "404" in out and "No status found for connector nope" in out
     result = runner.invoke(app, ["connectors", "list", "--url", "http://127.0.0.1:1"])

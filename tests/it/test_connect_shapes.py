@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from sparklink import __version__
-from sparklink.runtime import Runtime
+from sparklink.worker.assembly import RunningWorker
 from tests.helpers import status, task_states, unique, wait_for
 
 CONFIG_KEY_INFO = {
@@ -32,7 +32,7 @@ SOURCE_GROUPS.append("offsets.topic")
 
 
 @pytest.fixture(scope="module")
-def running(module_worker: Runtime) -> str:
+def running(module_worker: RunningWorker) -> str:
     name = unique("shapes")
     config = {"connector.class": "datagen", "topic": unique("shapes"), "tasks.max": "2", "records.per.second": "5"}
     assert httpx.post(f"{module_worker.url}/connectors", json={"name": name, "config": config}, timeout=60).is_success
@@ -40,7 +40,7 @@ def running(module_worker: Runtime) -> str:
     return name
 
 
-def test_status_entries_carry_the_plugin_version(module_worker: Runtime, running: str) -> None:
+def test_status_entries_carry_the_plugin_version(module_worker: RunningWorker, running: str) -> None:
     body = status(module_worker.url, running)
     assert set(body) == {"name", "connector", "tasks", "type"}
     assert set(body["connector"]) == CONNECTOR_ENTRY and body["connector"]["version"] == __version__
@@ -57,14 +57,14 @@ def test_status_entries_carry_the_plugin_version(module_worker: Runtime, running
     assert [t["state"] for t in plan.json()["tasks"]] == ["RESTARTING", "RESTARTING"]
 
 
-def test_config_key_infos_say_order_in_group(module_worker: Runtime) -> None:
+def test_config_key_infos_say_order_in_group(module_worker: RunningWorker) -> None:
     keys = httpx.get(f"{module_worker.url}/connector-plugins/datagen/config", timeout=10).json()
     assert {frozenset(k) for k in keys} == {frozenset(CONFIG_KEY_INFO)}
     tasks_max = next(k for k in keys if k["name"] == "tasks.max")
     assert (tasks_max["group"], tasks_max["order_in_group"], tasks_max["width"]) == ("Common", 4, "SHORT")
 
 
-def _validate(worker: Runtime, plugin: str, config: dict[str, str]) -> dict[str, Any]:
+def _validate(worker: RunningWorker, plugin: str, config: dict[str, str]) -> dict[str, Any]:
     url = f"{worker.url}/connector-plugins/{plugin}/config/validate"
     response = httpx.put(url, json=config, timeout=30)
     assert response.status_code == 200, response.text
@@ -80,7 +80,7 @@ def _keys_by_group(body: dict[str, Any]) -> dict[str, list[str]]:
     return out
 
 
-def test_validate_returns_every_connect_group_with_its_keys(module_worker: Runtime) -> None:
+def test_validate_returns_every_connect_group_with_its_keys(module_worker: RunningWorker) -> None:
     source = _validate(module_worker, "datagen", {"connector.class": "datagen", "name": "v", "topic": "t"})
     assert source["groups"] == SOURCE_GROUPS and source["error_count"] == 0
     groups = _keys_by_group(source)
@@ -120,7 +120,7 @@ def test_validate_returns_every_connect_group_with_its_keys(module_worker: Runti
     ]
 
 
-def test_tasks_max_abc_gives_connects_two_errors(module_worker: Runtime) -> None:
+def test_tasks_max_abc_gives_connects_two_errors(module_worker: RunningWorker) -> None:
     body = _validate(
         module_worker, "datagen", {"connector.class": "datagen", "name": "v", "topic": "t", "tasks.max": "abc"}
     )
@@ -132,7 +132,7 @@ def test_tasks_max_abc_gives_connects_two_errors(module_worker: Runtime) -> None
     assert body["error_count"] == 2
 
 
-def test_setting_a_logger_to_its_level_changes_nothing(module_worker: Runtime) -> None:
+def test_setting_a_logger_to_its_level_changes_nothing(module_worker: RunningWorker) -> None:
     url = f"{module_worker.url}/admin/loggers/sparklink.shapes"
     assert httpx.put(url, json={"level": "DEBUG"}, timeout=10).json() == ["sparklink.shapes"]
     assert httpx.put(url, json={"level": "DEBUG"}, timeout=10).json() == []

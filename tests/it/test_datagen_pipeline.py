@@ -8,7 +8,7 @@ import httpx
 
 from sparklink import __version__
 from sparklink.platform.kafka import KafkaCluster
-from sparklink.runtime import Runtime
+from sparklink.worker.assembly import RunningWorker
 from tests.conftest import WorkerFactory
 from tests.helpers import read_topic, status, task_states, unique, wait_for
 
@@ -104,15 +104,15 @@ def test_restarted_worker_lists_and_resumes_its_connectors(kafka: KafkaCluster, 
     assert wait_for(lambda: _position(second) == 400, 30, "the final offset")
 
 
-def _position(worker: Runtime) -> int:
+def _position(worker: RunningWorker) -> int:
     offsets = worker.stores.offsets.get("r")
     return int(offsets[0][1]["position"]) if offsets else 0
 
 
 def _stored_position(kafka: KafkaCluster, group: str) -> int:
-    from sparklink.storage.backend import KafkaBackend
-    from sparklink.storage.kafka_log import KafkaLog
-    from sparklink.storage.offsets import OffsetStore
+    from sparklink.worker.storage.backend import KafkaBackend
+    from sparklink.worker.storage.kafka_log import KafkaLog
+    from sparklink.worker.storage.offsets import OffsetStore
 
     store = OffsetStore(KafkaBackend(KafkaLog(kafka.bootstrap_servers, f"{group}-offsets")))
     store.start()

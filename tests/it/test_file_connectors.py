@@ -10,21 +10,21 @@ import pytest
 from confluent_kafka import Producer
 
 from sparklink.api.connector import TaskContext
-from sparklink.execution import kafka_io
-from sparklink.kafka_clients import client_config
+from sparklink.clients.settings import client_config
 from sparklink.platform.kafka import KafkaCluster
-from sparklink.runtime import Runtime
+from sparklink.worker.assembly import RunningWorker
+from sparklink.worker.execution import kafka_io
 from tests.conftest import WorkerFactory
 from tests.helpers import create_topic, read_topic, task_states, topic_size, unique, wait_for
 
 
-def _create(worker: Runtime, name: str, config: dict[str, str]) -> None:
+def _create(worker: RunningWorker, name: str, config: dict[str, str]) -> None:
     response = httpx.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=60)
     assert response.status_code == 201, response.text
     wait_for(lambda: task_states(worker.url, name) == ["RUNNING"] * int(config.get("tasks.max", "1")), 60, name)
 
 
-def _stored_position(worker: Runtime, name: str) -> int:
+def _stored_position(worker: RunningWorker, name: str) -> int:
     offsets = worker.stores.offsets.get(name)
     return int(offsets[0][1]["position"]) if offsets else -1
 
@@ -204,7 +204,7 @@ def test_the_kafka_reader_warm_up_reads_a_topic_and_never_raises(
     """A worker warms Spark's Kafka reader up once, in the background; whatever the topic, it only logs."""
     topic = unique("warm")
     create_topic(kafka.bootstrap_servers, topic)
-    with caplog.at_level("INFO", logger="sparklink.execution.kafka_io"):
+    with caplog.at_level("INFO", logger="sparklink.worker.execution.kafka_io"):
         kafka_io.warm_up(spark, kafka.bootstrap_servers, topic)
         kafka_io.warm_up(spark, "127.0.0.1:1", topic)  # no broker there: Spark's reader fails
     messages = [r.getMessage() for r in caplog.records]

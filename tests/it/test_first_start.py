@@ -10,12 +10,12 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-from sparklink.api.clients import client_config
 from sparklink.api.errors import ConnectError
+from sparklink.clients.settings import client_config
 from sparklink.platform.kafka import KafkaCluster
-from sparklink.runtime import start_worker
-from sparklink.storage.kafka_log import KafkaLog
-from sparklink.worker_config import WorkerConfig
+from sparklink.worker.assembly import start_worker
+from sparklink.worker.config import WorkerConfig
+from sparklink.worker.storage.kafka_log import KafkaLog
 from tests.conftest import worker_props
 from tests.helpers import unique
 

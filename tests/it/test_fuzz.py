@@ -16,7 +16,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 
-from sparklink.runtime import Runtime
+from sparklink.worker.assembly import RunningWorker
 from tests.support.canary import CANARY, start, unharmed
 
 EXAMPLES_PER_OPERATION = 20
@@ -25,7 +25,7 @@ STATS: dict[str, Any] = {"requests": 0, "operations": set(), "statuses": Counter
 
 
 @pytest.fixture(scope="module")
-def fuzzed(module_worker: Runtime) -> Iterator[Runtime]:
+def fuzzed(module_worker: RunningWorker) -> Iterator[RunningWorker]:
     start(module_worker)
     config = {"connector.class": "datagen", "topic": "fuzz-target", "records.per.second": "5"}
     body = {"name": TARGET, "config": config, "initial_state": "STOPPED"}
@@ -36,7 +36,7 @@ def fuzzed(module_worker: Runtime) -> Iterator[Runtime]:
         logging.getLogger(name).setLevel(level)
 
 
-def test_no_operation_answers_5xx_and_errors_have_connects_body(fuzzed: Runtime) -> None:
+def test_no_operation_answers_5xx_and_errors_have_connects_body(fuzzed: RunningWorker) -> None:
     api = schemathesis.openapi.from_url(f"{fuzzed.url}/openapi.json")
     failures: list[str] = []
     for result in api.get_all_operations():
@@ -71,7 +71,7 @@ def test_no_operation_answers_5xx_and_errors_have_connects_body(fuzzed: Runtime)
     assert not failures, "\n".join(failures[:20])
 
 
-def test_the_fuzzed_worker_covered_every_operation_and_the_canary_survived(fuzzed: Runtime) -> None:
+def test_the_fuzzed_worker_covered_every_operation_and_the_canary_survived(fuzzed: RunningWorker) -> None:
     operations = {
         f"{method.upper()} {path}"
         for path, item in httpx.get(f"{fuzzed.url}/openapi.json", timeout=10).json()["paths"].items()

@@ -9,9 +9,9 @@ import httpx
 import psycopg
 from confluent_kafka import Producer
 
-from sparklink.kafka_clients import client_config
+from sparklink.clients.settings import client_config
 from sparklink.platform.kafka import KafkaCluster
-from sparklink.runtime import Runtime
+from sparklink.worker.assembly import RunningWorker
 from tests.conftest import WorkerFactory
 from tests.helpers import create_topic, read_topic, task_states, unique, wait_for
 from tests.it.postgres import Postgres, postgres_server  # noqa: F401 - the `postgres` fixture
@@ -21,7 +21,7 @@ def _connection(pg: Postgres) -> dict[str, str]:
     return {"connection.url": pg.jdbc_url, "connection.user": pg.user, "connection.password": pg.password}
 
 
-def _create(worker: Runtime, name: str, config: dict[str, str]) -> None:
+def _create(worker: RunningWorker, name: str, config: dict[str, str]) -> None:
     response = httpx.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=60)
     assert response.status_code == 201, response.text
     wait_for(lambda: task_states(worker.url, name) == ["RUNNING"], 60, f"{name} RUNNING")

@@ -9,7 +9,7 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from sparklink.kafka_clients import client_config
+from sparklink.clients.settings import client_config
 from sparklink.platform import process
 from sparklink.platform.kafka import KafkaCluster, KafkaStartError
 from tests.helpers import read_topic, unique, wait_for

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 from confluent_kafka import Producer
 
-from sparklink.kafka_clients import client_config
+from sparklink.clients.settings import client_config
 from sparklink.platform.kafka import KafkaCluster
 from tests.conftest import WorkerFactory
 from tests.helpers import create_topic, task_states, unique, wait_for

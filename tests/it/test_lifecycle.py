@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import httpx
 
-from sparklink.runtime import Runtime
+from sparklink.worker.assembly import RunningWorker
 from tests.helpers import status, task_states, unique, wait_for
 
 
-def create(worker: Runtime, tasks: int = 2, initial_state: str | None = None, **extra: str) -> str:
+def create(worker: RunningWorker, tasks: int = 2, initial_state: str | None = None, **extra: str) -> str:
     name = unique("life")
     body: dict[str, object] = {
         "name": name,
@@ -27,20 +27,20 @@ def create(worker: Runtime, tasks: int = 2, initial_state: str | None = None, **
     return name
 
 
-def put(worker: Runtime, name: str, action: str) -> httpx.Response:
+def put(worker: RunningWorker, name: str, action: str) -> httpx.Response:
     # No body and no Content-Type, as several Connect clients send them.
     return httpx.put(f"{worker.url}/connectors/{name}/{action}", timeout=60)
 
 
-def connector_state(worker: Runtime, name: str) -> str:
+def connector_state(worker: RunningWorker, name: str) -> str:
     return str(status(worker.url, name)["connector"]["state"])
 
 
-def position(worker: Runtime, name: str) -> int:
+def position(worker: RunningWorker, name: str) -> int:
     return sum(int(o["position"]) for _, o in worker.stores.offsets.get(name))
 
 
-def test_pause_stop_resume_are_idempotent_and_act_on_the_queries(module_worker: Runtime) -> None:
+def test_pause_stop_resume_are_idempotent_and_act_on_the_queries(module_worker: RunningWorker) -> None:
     w, name = module_worker, create(module_worker)
     wait_for(lambda: task_states(w.url, name) == ["RUNNING", "RUNNING"], 60, "RUNNING")
 
@@ -73,7 +73,7 @@ def test_pause_stop_resume_are_idempotent_and_act_on_the_queries(module_worker: 
         assert response.status_code == 404 and response.json()["message"] == "Unknown connector nope"
 
 
-def test_stopping_a_failed_connector(module_worker: Runtime) -> None:
+def test_stopping_a_failed_connector(module_worker: RunningWorker) -> None:
     w = module_worker
     name = create(w, **{"fail.after.records": "0"})
     wait_for(lambda: task_states(w.url, name) == ["FAILED", "FAILED"], 60, "tasks FAILED")
@@ -81,7 +81,7 @@ def test_stopping_a_failed_connector(module_worker: Runtime) -> None:
     assert status(w.url, name)["connector"]["state"] == "STOPPED" and status(w.url, name)["tasks"] == []
 
 
-def test_initial_state_paused_and_stopped_start_without_tasks(module_worker: Runtime) -> None:
+def test_initial_state_paused_and_stopped_start_without_tasks(module_worker: RunningWorker) -> None:
     w = module_worker
     paused = create(w, initial_state="PAUSED")
     assert connector_state(w, paused) == "PAUSED" and status(w.url, paused)["tasks"] == []
@@ -103,7 +103,7 @@ def test_initial_state_paused_and_stopped_start_without_tasks(module_worker: Run
         assert httpx.delete(f"{w.url}/connectors/{name}", timeout=60).status_code == 204
 
 
-def test_delete_connectors_created_paused_or_stopped(module_worker: Runtime) -> None:
+def test_delete_connectors_created_paused_or_stopped(module_worker: RunningWorker) -> None:
     w = module_worker
     for state in ("PAUSED", "STOPPED"):
         name = create(w, initial_state=state)
@@ -112,7 +112,7 @@ def test_delete_connectors_created_paused_or_stopped(module_worker: Runtime) -> 
         assert name not in httpx.get(f"{w.url}/connectors", timeout=10).json()
 
 
-def test_patch_config_adds_changes_and_deletes_keys(module_worker: Runtime) -> None:
+def test_patch_config_adds_changes_and_deletes_keys(module_worker: RunningWorker) -> None:
     w = module_worker
     name = create(w, tasks=1, **{"value.size": "8"})
     patch = {"value.size": "32", "key.shape": "none", "total.records": None, "records.per.second": "40"}
@@ -135,7 +135,7 @@ def test_patch_config_adds_changes_and_deletes_keys(module_worker: Runtime) -> N
     assert httpx.get(f"{w.url}/connectors/{name}/config", timeout=10).json()["value.size"] == "32"
 
 
-def test_put_config_creates_then_updates(module_worker: Runtime) -> None:
+def test_put_config_creates_then_updates(module_worker: RunningWorker) -> None:
     w = module_worker
     name = unique("put")
     config = {"connector.class": "datagen", "topic": unique("put"), "records.per.second": "10"}

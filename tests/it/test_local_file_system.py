@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from sparklink.execution.spark import LOCAL_FILE_SYSTEM
+from sparklink.worker.execution.spark import LOCAL_FILE_SYSTEM
 
 
 def hadoop_fs(spark: Any, path: Path) -> tuple[Any, Any]:

@@ -10,10 +10,10 @@ import httpx
 import pytest
 
 from sparklink.connectors.mirror import formats
-from sparklink.execution.direct import last_progress
-from sparklink.execution.running import RunningTask
 from sparklink.platform.kafka import KafkaCluster
-from sparklink.runtime import Runtime
+from sparklink.worker.assembly import RunningWorker
+from sparklink.worker.execution.direct import last_progress
+from sparklink.worker.execution.running import RunningTask
 from tests.conftest import WorkerFactory
 from tests.helpers import read_topic, task_states, topic_size, unique, wait_for
 from tests.it.mirror_fixtures import create_topic, mirror_config, produce, read_partitions
@@ -22,11 +22,11 @@ SOURCE = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
 SYNCS_TOPIC = "mm2-offset-syncs.dst.internal"
 
 
-def _runs(worker: Runtime, connector: str) -> list[RunningTask]:
+def _runs(worker: RunningWorker, connector: str) -> list[RunningTask]:
     return sorted((r for r in worker.worker.tasks.runs() if r.connector == connector), key=lambda r: r.task_id)
 
 
-def _stored(worker: Runtime, connector: str) -> dict[tuple[str, int], int]:
+def _stored(worker: RunningWorker, connector: str) -> dict[tuple[str, int], int]:
     offsets = httpx.get(f"{worker.url}/connectors/{connector}/offsets", timeout=30).json()["offsets"]
     return {(o["partition"]["topic"], o["partition"]["partition"]): o["offset"]["offset"] for o in offsets}
 

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from sparklink.platform.kafka import KafkaCluster
-from sparklink.runtime import Runtime
+from sparklink.worker.assembly import RunningWorker
 from tests.helpers import read_topic, task_states, unique, wait_for
 
 ALTERED = (
@@ -25,7 +25,7 @@ def stopped_required(name: str) -> str:
     )
 
 
-def create(worker: Runtime, topic: str, tasks: int = 2, **extra: str) -> str:
+def create(worker: RunningWorker, topic: str, tasks: int = 2, **extra: str) -> str:
     name = unique("offsets")
     config = {
         "connector.class": "datagen",
@@ -38,17 +38,17 @@ def create(worker: Runtime, topic: str, tasks: int = 2, **extra: str) -> str:
     return name
 
 
-def offsets(worker: Runtime, name: str) -> list[dict[str, object]]:
+def offsets(worker: RunningWorker, name: str) -> list[dict[str, object]]:
     response = httpx.get(f"{worker.url}/connectors/{name}/offsets", timeout=30)
     assert response.status_code == 200, response.text
     return sorted(response.json()["offsets"], key=lambda o: json.dumps(o["partition"], sort_keys=True))
 
 
-def patch(worker: Runtime, name: str, body: object) -> httpx.Response:
+def patch(worker: RunningWorker, name: str, body: object) -> httpx.Response:
     return httpx.patch(f"{worker.url}/connectors/{name}/offsets", json=body, timeout=60)
 
 
-def test_get_offsets_of_unknown_connector_is_404(module_worker: Runtime) -> None:
+def test_get_offsets_of_unknown_connector_is_404(module_worker: RunningWorker) -> None:
     response = httpx.get(f"{module_worker.url}/connectors/nope/offsets", timeout=10)
     assert response.status_code == 404 and response.json()["message"] == "Connector nope not found"
     for response in (
@@ -58,7 +58,7 @@ def test_get_offsets_of_unknown_connector_is_404(module_worker: Runtime) -> None
         assert response.status_code == 404 and response.json()["message"] == "Connector nope not found"
 
 
-def test_get_source_offsets_shows_each_task_partition(module_worker: Runtime) -> None:
+def test_get_source_offsets_shows_each_task_partition(module_worker: RunningWorker) -> None:
     name = create(module_worker, unique("get"))
     wait_for(lambda: len(offsets(module_worker, name)) == 2, 60, "offsets for both tasks")
     got = offsets(module_worker, name)
@@ -66,7 +66,7 @@ def test_get_source_offsets_shows_each_task_partition(module_worker: Runtime) ->
     assert all(isinstance(o["offset"], dict) and o["offset"]["position"] > 0 for o in got)  # type: ignore[index]
 
 
-def test_alter_and_reset_are_refused_unless_stopped(module_worker: Runtime) -> None:
+def test_alter_and_reset_are_refused_unless_stopped(module_worker: RunningWorker) -> None:
     name = create(module_worker, unique("refused"))
     body = {"offsets": [{"partition": {"task": 0}, "offset": {"position": 5}}]}
     for state_change in (None, "pause"):
@@ -80,7 +80,7 @@ def test_alter_and_reset_are_refused_unless_stopped(module_worker: Runtime) -> N
             assert response.json() == {"error_code": 400, "message": stopped_required(name)}
 
 
-def test_alter_then_resume_continues_from_the_altered_offset(kafka: KafkaCluster, module_worker: Runtime) -> None:
+def test_alter_then_resume_continues_from_the_altered_offset(kafka: KafkaCluster, module_worker: RunningWorker) -> None:
     topic = unique("alter")
     name = create(module_worker, topic, tasks=1, **{"total.records": "1000000"})
     wait_for(lambda: offsets(module_worker, name), 60, "first offsets")
@@ -97,7 +97,7 @@ def test_alter_then_resume_continues_from_the_altered_offset(kafka: KafkaCluster
     assert resumed and min(resumed) == 500000
 
 
-def test_reset_twice_is_idempotent_and_restarts_from_zero(kafka: KafkaCluster, module_worker: Runtime) -> None:
+def test_reset_twice_is_idempotent_and_restarts_from_zero(kafka: KafkaCluster, module_worker: RunningWorker) -> None:
     topic = unique("reset")
     name = create(module_worker, topic, tasks=1)
     wait_for(
@@ -116,7 +116,7 @@ def test_reset_twice_is_idempotent_and_restarts_from_zero(kafka: KafkaCluster, m
     assert json.loads(records[written].value())["seq"] == 0
 
 
-def test_a_null_offset_removes_a_partition_and_stopped_connectors_accept_offsets(module_worker: Runtime) -> None:
+def test_a_null_offset_removes_a_partition_and_stopped_connectors_accept_offsets(module_worker: RunningWorker) -> None:
     name = unique("null")
     config = {"connector.class": "datagen", "topic": unique("null"), "tasks.max": "2"}
     body = {"name": name, "config": config, "initial_state": "STOPPED"}
@@ -152,7 +152,7 @@ def test_a_null_offset_removes_a_partition_and_stopped_connectors_accept_offsets
         ),
     ],
 )
-def test_invalid_alter_bodies_get_400(module_worker: Runtime, body: object, message: str) -> None:
+def test_invalid_alter_bodies_get_400(module_worker: RunningWorker, body: object, message: str) -> None:
     name = unique("invalid")
     config = {"connector.class": "datagen", "topic": unique("invalid")}
     created = httpx.post(

@@ -28,7 +28,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
-from sparklink.kafka_clients import client_config
+from sparklink.clients.settings import client_config
 from sparklink.operator.model.resources import GROUP, PLURALS, VERSION
 from sparklink.platform import process
 from tests.helpers import unique, wait_for

@@ -12,11 +12,11 @@ import yaml
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
+from sparklink.operator.hosting.kafka_kubernetes import PODSET_GROUP, PODSET_VERSION, PODSETS, KubernetesKafkaHost
+from sparklink.operator.hosting.kubernetes import KubernetesWorkerHost
 from sparklink.operator.model import kafka, workers
 from sparklink.operator.model.resources import Resource
 from sparklink.operator.reconcile.context import load_config_model
-from sparklink.operator.runtime.kafka_kubernetes import PODSET_GROUP, PODSET_VERSION, PODSETS, KubernetesKafkaRuntime
-from sparklink.operator.runtime.kubernetes import KubernetesWorkerRuntime
 from tests.helpers import wait_for
 from tests.it.operator_fixtures import Kube, kafka_connect_body
 
@@ -37,7 +37,7 @@ def gone(*reads: Any) -> bool:
 def test_deployment_service_and_config_map_validate_and_are_owned(kube_api: k8s.ApiClient, kubeobj: Kube) -> None:
     created = kubeobj.create(kafka_connect_body("objects", "my-cluster-kafka-bootstrap:9092"))
     owner = Resource.from_json(created)
-    runtime = KubernetesWorkerRuntime(kube_api, image="example.org/sparklink:test")
+    runtime = KubernetesWorkerHost(kube_api, image="example.org/sparklink:test")
     state = runtime.ensure(owner, workers.from_resource(owner))
     assert state.url == f"http://objects-connect-api.{kubeobj.ns}.svc:8083" and not state.ready
 
@@ -96,7 +96,7 @@ def test_a_kafka_becomes_services_config_maps_and_pod_sets_the_api_server_accept
     owner = Resource.from_json(next(d for d in created if d["kind"] == "Kafka"))
     pools = [Resource.from_json(d) for d in created if d["kind"] == "KafkaNodePool"]
     config_model = load_config_model()
-    runtime = KubernetesKafkaRuntime(kube_api)
+    runtime = KubernetesKafkaHost(kube_api)
     state = runtime.ensure(owner, kafka.desired_cluster(owner, pools, config_model), ())
     assert state.bootstrap == ((f"my-cluster-kafka-bootstrap.{kubeobj.ns}.svc", 9092),)
     assert state.node_ids == {"broker": (0, 1, 2), "controller": (3, 4, 5)} and not state.ready

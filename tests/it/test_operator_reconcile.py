@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from sparklink.operator.clock import SystemClock
+from sparklink.operator.hosting import HostState
 from sparklink.operator.metrics import OperatorMetrics
 from sparklink.operator.model import annotations as anno
 from sparklink.operator.model.autorestart import BackOff
@@ -19,8 +20,7 @@ from sparklink.operator.model.resources import Key, Resource
 from sparklink.operator.model.workers import WorkerSettings
 from sparklink.operator.reconcile import kafka_connector
 from sparklink.operator.reconcile.context import Deps
-from sparklink.operator.runtime import RuntimeState
-from sparklink.runtime import Runtime
+from sparklink.worker.assembly import RunningWorker
 from tests.helpers import status, unique, wait_for
 from tests.plugins import CountingConnector, CountingTask
 from tests.unit.operator.memory_store import MemoryStore
@@ -30,14 +30,14 @@ NS = "it"
 
 
 @dataclass
-class FixedRuntime:
+class FixedWorkerHost:
     url: str
 
-    def ensure(self, owner: Resource, settings: WorkerSettings) -> RuntimeState:
-        return RuntimeState(self.url, True, 1)
+    def ensure(self, owner: Resource, settings: WorkerSettings) -> HostState:
+        return HostState(self.url, True, 1)
 
-    def state(self, key: Key) -> RuntimeState | None:
-        return RuntimeState(self.url, True, 1)
+    def state(self, key: Key) -> HostState | None:
+        return HostState(self.url, True, 1)
 
     def remove(self, key: Key) -> None: ...
 
@@ -45,7 +45,7 @@ class FixedRuntime:
 
 
 @pytest.fixture(scope="module")
-def env(module_worker: Runtime) -> Iterator[tuple[Deps, MemoryStore, str]]:
+def env(module_worker: RunningWorker) -> Iterator[tuple[Deps, MemoryStore, str]]:
     store = MemoryStore()
     store.put(
         {
@@ -54,7 +54,9 @@ def env(module_worker: Runtime) -> Iterator[tuple[Deps, MemoryStore, str]]:
             "spec": {"replicas": 1},
         }
     )
-    deps = Deps(store, FixedRuntime(module_worker.url), SystemClock(), BackOff(timedelta(seconds=1)), OperatorMetrics())
+    deps = Deps(
+        store, FixedWorkerHost(module_worker.url), SystemClock(), BackOff(timedelta(seconds=1)), OperatorMetrics()
+    )
     yield deps, store, module_worker.url
 
 

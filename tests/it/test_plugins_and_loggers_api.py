@@ -6,11 +6,11 @@ import logging
 
 import httpx
 
-from sparklink.runtime import Runtime
+from sparklink.worker.assembly import RunningWorker
 from tests.it.test_connect_shapes import CONFIG_KEY_INFO
 
 
-def test_list_plugins(module_worker: Runtime) -> None:
+def test_list_plugins(module_worker: RunningWorker) -> None:
     for params in ({}, {"connectorsOnly": "true"}, {"connectorsOnly": "False"}):
         plugins = httpx.get(f"{module_worker.url}/connector-plugins/", params=params, timeout=10).json()
         datagen = [p for p in plugins if p["class"] == "sparklink.connectors.datagen.DatagenConnector"]
@@ -32,7 +32,7 @@ def test_list_plugins(module_worker: Runtime) -> None:
             assert {p["type"] for p in plugins} <= {"source", "sink"}
 
 
-def test_plugin_config_lists_plugin_keys_then_base_keys(module_worker: Runtime) -> None:
+def test_plugin_config_lists_plugin_keys_then_base_keys(module_worker: RunningWorker) -> None:
     keys = httpx.get(f"{module_worker.url}/connector-plugins/datagen/config", timeout=10).json()
     names = [k["name"] for k in keys]
     assert names.index("topic") < names.index("connector.class")
@@ -45,7 +45,7 @@ def test_plugin_config_lists_plugin_keys_then_base_keys(module_worker: Runtime) 
     assert missing.status_code == 404 and missing.json()["message"] == "Unknown plugin NoSuch."
 
 
-def test_validate_reports_errors_with_200(module_worker: Runtime) -> None:
+def test_validate_reports_errors_with_200(module_worker: RunningWorker) -> None:
     url = f"{module_worker.url}/connector-plugins/DatagenConnector/config/validate"
     good = httpx.put(url, json={"connector.class": "DatagenConnector", "name": "v", "topic": "t"}, timeout=10).json()
     assert good["name"] == "DatagenConnector" and good["error_count"] == 0
@@ -71,24 +71,24 @@ def test_validate_reports_errors_with_200(module_worker: Runtime) -> None:
     assert no_class.status_code == 400 and "contains no connector type" in no_class.json()["message"]
 
 
-def test_loggers_can_be_read_and_changed_at_run_time(module_worker: Runtime) -> None:
+def test_loggers_can_be_read_and_changed_at_run_time(module_worker: RunningWorker) -> None:
     url = f"{module_worker.url}/admin/loggers"
     assert httpx.get(url, timeout=10).json()["root"]["level"] in {"INFO", "WARN", "ERROR", "DEBUG"}
-    changed = httpx.put(f"{url}/sparklink.herder", json={"level": "DEBUG"}, timeout=10)
-    assert changed.status_code == 200 and "sparklink.herder" in changed.json()
-    assert logging.getLogger("sparklink.herder.herder").getEffectiveLevel() == logging.DEBUG
-    entry = httpx.get(f"{url}/sparklink.herder", timeout=10).json()
+    changed = httpx.put(f"{url}/sparklink.worker.herder", json={"level": "DEBUG"}, timeout=10)
+    assert changed.status_code == 200 and "sparklink.worker.herder" in changed.json()
+    assert logging.getLogger("sparklink.worker.herder.herder").getEffectiveLevel() == logging.DEBUG
+    entry = httpx.get(f"{url}/sparklink.worker.herder", timeout=10).json()
     assert entry["level"] == "DEBUG" and isinstance(entry["last_modified"], int)
     assert (
         httpx.put(
-            f"{url}/sparklink.herder", json={"level": "INFO"}, params={"scope": "cluster"}, timeout=10
+            f"{url}/sparklink.worker.herder", json={"level": "INFO"}, params={"scope": "cluster"}, timeout=10
         ).status_code
         == 204
     )
-    assert httpx.get(f"{url}/sparklink.herder", timeout=10).json()["level"] == "INFO"
-    invalid = httpx.put(f"{url}/sparklink.herder", json={"level": "LOUD"}, timeout=10)
+    assert httpx.get(f"{url}/sparklink.worker.herder", timeout=10).json()["level"] == "INFO"
+    invalid = httpx.put(f"{url}/sparklink.worker.herder", json={"level": "LOUD"}, timeout=10)
     assert invalid.status_code == 404 and invalid.json()["message"] == "invalid log level 'LOUD'."
-    missing = httpx.put(f"{url}/sparklink.herder", json={}, timeout=10)
+    missing = httpx.put(f"{url}/sparklink.worker.herder", json={}, timeout=10)
     assert missing.status_code == 400
     assert missing.json()["message"] == "Desired 'level' parameter was not specified in request."
     assert httpx.get(f"{url}/no.such.logger", timeout=10).status_code == 404

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from sparklink.runtime import Runtime
+from sparklink.worker.assembly import RunningWorker
 from tests.conftest import WorkerFactory
 from tests.helpers import task_states, unique, wait_for
 
@@ -100,6 +100,6 @@ def test_root_and_health(worker_factory: WorkerFactory) -> None:
     assert health.status_code == 200 and health.json()["status"] == "healthy"
 
 
-def _position(worker: Runtime) -> int:
+def _position(worker: RunningWorker) -> int:
     offsets = worker.stores.offsets.get("steady")
     return int(offsets[0][1]["position"]) if offsets else 0

@@ -10,14 +10,14 @@ from typing import Any
 import httpx
 import pytest
 
-from sparklink.runtime import Runtime
+from sparklink.worker.assembly import RunningWorker
 from tests.helpers import status, task_states, unique, wait_for
 from tests.plugins import CountingConnector, CountingTask
 
 COUNTING = "tests.plugins.CountingConnector"
 
 
-def create(worker: Runtime, tasks: int = 2, **extra: str) -> str:
+def create(worker: RunningWorker, tasks: int = 2, **extra: str) -> str:
     name = unique("restart")
     config = {
         "connector.class": COUNTING,
@@ -31,7 +31,7 @@ def create(worker: Runtime, tasks: int = 2, **extra: str) -> str:
     return name
 
 
-def restart(worker: Runtime, name: str, **params: str) -> httpx.Response:
+def restart(worker: RunningWorker, name: str, **params: str) -> httpx.Response:
     return httpx.post(f"{worker.url}/connectors/{name}/restart", params=params, timeout=60)
 
 
@@ -39,7 +39,7 @@ def starts(name: str, tasks: int) -> tuple[int, list[int]]:
     return CountingConnector.starts[name], [CountingTask.starts[(name, i)] for i in range(tasks)]
 
 
-def running(worker: Runtime, name: str, tasks: int) -> None:
+def running(worker: RunningWorker, name: str, tasks: int) -> None:
     wait_for(
         lambda: (
             status(worker.url, name)["connector"]["state"] == "RUNNING"
@@ -50,7 +50,7 @@ def running(worker: Runtime, name: str, tasks: int) -> None:
     )
 
 
-def failed_tasks(worker: Runtime, name: str, which: set[int]) -> None:
+def failed_tasks(worker: RunningWorker, name: str, which: set[int]) -> None:
     def failed() -> set[int]:
         return {t["id"] for t in status(worker.url, name)["tasks"] if t["state"] == "FAILED"}
 
@@ -67,13 +67,13 @@ def restarting(body: dict[str, Any]) -> tuple[bool, list[int]]:
 @pytest.mark.parametrize(
     "params", [{}, {"includeTasks": "true"}, {"onlyFailed": "true"}, {"includeTasks": "true", "onlyFailed": "true"}]
 )
-def test_restart_unknown_connector_is_404(module_worker: Runtime, params: dict[str, str]) -> None:
+def test_restart_unknown_connector_is_404(module_worker: RunningWorker, params: dict[str, str]) -> None:
     response = restart(module_worker, "no-such-connector", **params)
     assert response.status_code == 404
     assert response.json() == {"error_code": 404, "message": "Unknown connector: no-such-connector"}
 
 
-def test_running_connector_restart_only_connector(module_worker: Runtime) -> None:
+def test_running_connector_restart_only_connector(module_worker: RunningWorker) -> None:
     name = create(module_worker)
     running(module_worker, name, 2)
     response = restart(module_worker, name)
@@ -82,7 +82,7 @@ def test_running_connector_restart_only_connector(module_worker: Runtime) -> Non
     running(module_worker, name, 2)
 
 
-def test_running_connector_restart_both_connector_and_tasks(module_worker: Runtime) -> None:
+def test_running_connector_restart_both_connector_and_tasks(module_worker: RunningWorker) -> None:
     name = create(module_worker)
     running(module_worker, name, 2)
     response = restart(module_worker, name, includeTasks="True")  # python-requests style booleans work
@@ -93,7 +93,7 @@ def test_running_connector_restart_both_connector_and_tasks(module_worker: Runti
 
 
 @pytest.mark.parametrize("params", [{"onlyFailed": "true"}, {"onlyFailed": "true", "includeTasks": "true"}])
-def test_running_connector_restart_only_failed_is_a_noop(module_worker: Runtime, params: dict[str, str]) -> None:
+def test_running_connector_restart_only_failed_is_a_noop(module_worker: RunningWorker, params: dict[str, str]) -> None:
     name = create(module_worker)
     running(module_worker, name, 2)
     response = restart(module_worker, name, **params)
@@ -112,7 +112,7 @@ def test_running_connector_restart_only_failed_is_a_noop(module_worker: Runtime,
     ],
 )
 def test_failed_connector_is_restarted(
-    module_worker: Runtime, params: dict[str, str], code: int, plan: tuple[bool, list[int]] | None
+    module_worker: RunningWorker, params: dict[str, str], code: int, plan: tuple[bool, list[int]] | None
 ) -> None:
     name = create(module_worker, **{"test.fail.starts": "1"})
     wait_for(lambda: status(module_worker.url, name)["connector"]["state"] == "FAILED", 30, "connector FAILED")
@@ -125,7 +125,7 @@ def test_failed_connector_is_restarted(
     assert CountingConnector.starts[name] == 2
 
 
-def test_failed_tasks_restart_only_connector(module_worker: Runtime) -> None:
+def test_failed_tasks_restart_only_connector(module_worker: RunningWorker) -> None:
     name = create(module_worker, **{"fail.after.records": "0"})
     failed_tasks(module_worker, name, {0, 1})
     assert restart(module_worker, name).status_code == 204
@@ -133,7 +133,7 @@ def test_failed_tasks_restart_only_connector(module_worker: Runtime) -> None:
     assert task_states(module_worker.url, name) == ["FAILED", "FAILED"]
 
 
-def test_failed_tasks_restart_only_tasks(module_worker: Runtime) -> None:
+def test_failed_tasks_restart_only_tasks(module_worker: RunningWorker) -> None:
     name = create(module_worker, **{"fail.after.records": "0"})
     failed_tasks(module_worker, name, {0, 1})
     response = restart(module_worker, name, includeTasks="true", onlyFailed="true")
@@ -142,7 +142,7 @@ def test_failed_tasks_restart_only_tasks(module_worker: Runtime) -> None:
     wait_for(lambda: starts(name, 2) == (1, [2, 2]), 60, "both failed tasks restarted, connector not")
 
 
-def test_failed_tasks_restart_without_include_tasks_is_a_noop(module_worker: Runtime) -> None:
+def test_failed_tasks_restart_without_include_tasks_is_a_noop(module_worker: RunningWorker) -> None:
     name = create(module_worker, **{"fail.after.records": "0"})
     failed_tasks(module_worker, name, {0, 1})
     response = restart(module_worker, name, onlyFailed="true")
@@ -151,7 +151,7 @@ def test_failed_tasks_restart_without_include_tasks_is_a_noop(module_worker: Run
     assert starts(name, 2) == (1, [1, 1])
 
 
-def test_failed_tasks_restart_both_connector_and_tasks(module_worker: Runtime) -> None:
+def test_failed_tasks_restart_both_connector_and_tasks(module_worker: RunningWorker) -> None:
     name = create(module_worker, **{"fail.after.records": "0"})
     failed_tasks(module_worker, name, {0, 1})
     response = restart(module_worker, name, includeTasks="true")
@@ -160,7 +160,7 @@ def test_failed_tasks_restart_both_connector_and_tasks(module_worker: Runtime) -
     wait_for(lambda: starts(name, 2) == (2, [2, 2]), 60, "connector and both tasks restarted")
 
 
-def test_one_failed_task_of_three_restarts_only_that_task(module_worker: Runtime) -> None:
+def test_one_failed_task_of_three_restarts_only_that_task(module_worker: RunningWorker) -> None:
     name = create(module_worker, tasks=3, **{"fail.after.records": "5", "fail.task": "1"})
     failed_tasks(module_worker, name, {1})
     assert task_states(module_worker.url, name) == ["RUNNING", "FAILED", "RUNNING"]
@@ -175,7 +175,7 @@ def test_one_failed_task_of_three_restarts_only_that_task(module_worker: Runtime
     failed_tasks(module_worker, name, {1})
 
 
-def test_restart_single_task(module_worker: Runtime) -> None:
+def test_restart_single_task(module_worker: RunningWorker) -> None:
     name = create(module_worker)
     running(module_worker, name, 2)
     response = httpx.post(f"{module_worker.url}/connectors/{name}/tasks/1/restart", timeout=60)

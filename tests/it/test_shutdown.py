@@ -8,7 +8,7 @@ import httpx
 
 from sparklink.platform import process
 from sparklink.platform.kafka import KafkaCluster
-from sparklink.storage.kafka_log import KafkaLog
+from sparklink.worker.storage.kafka_log import KafkaLog
 from tests.conftest import worker_props
 from tests.helpers import task_states, unique, wait_for
 from tests.worker_process import WorkerProcess

@@ -8,9 +8,9 @@ import httpx
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewPartitions
 
-from sparklink.kafka_clients import client_config
+from sparklink.clients.settings import client_config
 from sparklink.platform.kafka import KafkaCluster
-from sparklink.runtime import Runtime
+from sparklink.worker.assembly import RunningWorker
 from tests.helpers import create_topic, task_states, unique, wait_for
 
 
@@ -26,7 +26,7 @@ def lines(path: Path) -> list[str]:
 
 
 def test_sink_created_before_its_topic_and_topic_growing(
-    kafka: KafkaCluster, module_worker: Runtime, tmp_path: Path
+    kafka: KafkaCluster, module_worker: RunningWorker, tmp_path: Path
 ) -> None:
     topic, name, out = unique("later"), unique("early-sink"), tmp_path / "out.txt"
     config = {"connector.class": "FileStreamSink", "topics": topic, "file": str(out)}

@@ -8,9 +8,9 @@ import httpx
 import pytest
 from confluent_kafka import Consumer, Producer
 
-from sparklink.kafka_clients import client_config
+from sparklink.clients.settings import client_config
 from sparklink.platform.kafka import KafkaCluster
-from sparklink.runtime import Runtime
+from sparklink.worker.assembly import RunningWorker
 from tests.helpers import create_topic, unique, wait_for
 
 # FileStreamSink manages no offsets of its own, so (as in Kafka) it reports the alteration as complete.
@@ -26,7 +26,12 @@ def produce(kafka: KafkaCluster, topic: str, partitions: int, per_partition: int
 
 
 def sink(
-    worker: Runtime, kafka: KafkaCluster, tmp_path: Path, partitions: int = 2, per_partition: int = 10, **extra: str
+    worker: RunningWorker,
+    kafka: KafkaCluster,
+    tmp_path: Path,
+    partitions: int = 2,
+    per_partition: int = 10,
+    **extra: str,
 ) -> tuple[str, str, Path]:
     topic, name, out = unique("sinkoff"), unique("sink"), tmp_path / f"{unique('out')}.txt"
     create_topic(kafka.bootstrap_servers, topic, partitions)
@@ -36,7 +41,7 @@ def sink(
     return topic, name, out
 
 
-def offsets(worker: Runtime, name: str) -> list[dict[str, object]]:
+def offsets(worker: RunningWorker, name: str) -> list[dict[str, object]]:
     body = httpx.get(f"{worker.url}/connectors/{name}/offsets", timeout=30).json()
     return sorted(body["offsets"], key=lambda o: o["partition"]["kafka_partition"])  # type: ignore[index]
 
@@ -48,7 +53,7 @@ def expected(topic: str, offsets_by_partition: dict[int, int]) -> list[dict[str,
     ]
 
 
-def patch(worker: Runtime, name: str, body: object) -> httpx.Response:
+def patch(worker: RunningWorker, name: str, body: object) -> httpx.Response:
     return httpx.patch(f"{worker.url}/connectors/{name}/offsets", json=body, timeout=60)
 
 
@@ -56,7 +61,7 @@ def lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
-def test_get_alter_and_reset_sink_offsets(kafka: KafkaCluster, module_worker: Runtime, tmp_path: Path) -> None:
+def test_get_alter_and_reset_sink_offsets(kafka: KafkaCluster, module_worker: RunningWorker, tmp_path: Path) -> None:
     topic, name, out = sink(module_worker, kafka, tmp_path)
     wait_for(lambda: offsets(module_worker, name) == expected(topic, {0: 10, 1: 10}), 90, "group at the end")
     assert len(lines(out)) == 20
@@ -84,7 +89,9 @@ def test_get_alter_and_reset_sink_offsets(kafka: KafkaCluster, module_worker: Ru
         assert offsets(module_worker, name) == []
 
 
-def test_sink_offsets_with_an_overridden_group(kafka: KafkaCluster, module_worker: Runtime, tmp_path: Path) -> None:
+def test_sink_offsets_with_an_overridden_group(
+    kafka: KafkaCluster, module_worker: RunningWorker, tmp_path: Path
+) -> None:
     group = unique("override")
     topic, name, _ = sink(
         module_worker, kafka, tmp_path, partitions=1, per_partition=4, **{"consumer.override.group.id": group}
@@ -99,7 +106,9 @@ def test_sink_offsets_with_an_overridden_group(kafka: KafkaCluster, module_worke
         consumer.close()
 
 
-def test_zombie_sink_tasks_block_alter_and_reset(kafka: KafkaCluster, module_worker: Runtime, tmp_path: Path) -> None:
+def test_zombie_sink_tasks_block_alter_and_reset(
+    kafka: KafkaCluster, module_worker: RunningWorker, tmp_path: Path
+) -> None:
     topic, name, _ = sink(module_worker, kafka, tmp_path, partitions=1, per_partition=2)
     wait_for(lambda: offsets(module_worker, name), 90, "committed offsets")
     assert httpx.put(f"{module_worker.url}/connectors/{name}/stop", timeout=60).status_code == 204
@@ -157,7 +166,7 @@ def test_zombie_sink_tasks_block_alter_and_reset(kafka: KafkaCluster, module_wor
     ],
 )
 def test_invalid_sink_offsets_get_400(
-    module_worker: Runtime, tmp_path: Path, entry: dict[str, object], message: str
+    module_worker: RunningWorker, tmp_path: Path, entry: dict[str, object], message: str
 ) -> None:
     name = unique("badsink")
     config = {"connector.class": "FileStreamSink", "topics": unique("t"), "file": str(tmp_path / "x.txt")}
@@ -169,7 +178,7 @@ def test_invalid_sink_offsets_get_400(
 
 
 def test_string_numbers_are_accepted_for_sink_offsets(
-    kafka: KafkaCluster, module_worker: Runtime, tmp_path: Path
+    kafka: KafkaCluster, module_worker: RunningWorker, tmp_path: Path
 ) -> None:
     name, topic = unique("strsink"), unique("strsink")
     create_topic(kafka.bootstrap_servers, topic, 1)

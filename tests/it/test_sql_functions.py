@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from sparklink.execution.spark import register_functions
-from sparklink.transforms import exprs
+from sparklink.worker.execution.spark import register_functions
+from sparklink.worker.transforms import exprs
 
 # Valid text (ASCII and not), invalid UTF-8 (a lone byte, a cut character, an encoded surrogate, an
 # overlong form), an empty value and a null.

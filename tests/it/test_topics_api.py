@@ -5,13 +5,13 @@ from __future__ import annotations
 import httpx
 
 from sparklink.platform.kafka import KafkaCluster
-from sparklink.runtime import Runtime
-from sparklink.storage.kafka_log import KafkaLog
+from sparklink.worker.assembly import RunningWorker
+from sparklink.worker.storage.kafka_log import KafkaLog
 from tests.conftest import WorkerFactory
 from tests.helpers import unique, wait_for
 
 
-def topics(worker: Runtime, name: str) -> list[str]:
+def topics(worker: RunningWorker, name: str) -> list[str]:
     response = httpx.get(f"{worker.url}/connectors/{name}/topics", timeout=10)
     assert response.status_code == 200, response.text
     body = response.json()
@@ -19,7 +19,7 @@ def topics(worker: Runtime, name: str) -> list[str]:
     return sorted(body[name]["topics"])
 
 
-def create(worker: Runtime, topic: str) -> str:
+def create(worker: RunningWorker, topic: str) -> str:
     name = unique("tracked")
     config = {"connector.class": "datagen", "topic": topic, "records.per.second": "20"}
     assert httpx.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=60).status_code == 201
@@ -75,7 +75,7 @@ def test_topic_tracking_reset_disabled(worker_factory: WorkerFactory) -> None:
     assert topics(worker, name) == [topic]
 
 
-def _status_records(kafka: KafkaCluster, worker: Runtime) -> list[tuple[str, bytes | None]]:
+def _status_records(kafka: KafkaCluster, worker: RunningWorker) -> list[tuple[str, bytes | None]]:
     log = KafkaLog(kafka.bootstrap_servers, worker.config.status_topic)
     return [(k.decode() if k else "", v) for k, v in log.read_all()]
 

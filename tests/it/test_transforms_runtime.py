@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 from confluent_kafka import Producer
 
-from sparklink.kafka_clients import client_config
-from sparklink.runtime import Runtime
+from sparklink.clients.settings import client_config
+from sparklink.worker.assembly import RunningWorker
 from tests.helpers import create_topic, read_topic, status, task_states, unique, wait_for
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
@@ -27,7 +27,7 @@ def produce(
     assert producer.flush(30) == 0
 
 
-def create(worker: Runtime, name: str, config: dict[str, str]) -> None:
+def create(worker: RunningWorker, name: str, config: dict[str, str]) -> None:
     response = httpx.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=60)
     assert response.status_code == 201, response.text
 
@@ -36,7 +36,7 @@ def lines(path: Path) -> list[str]:
     return path.read_text("utf-8").splitlines() if path.exists() else []
 
 
-def test_public_connect_example_runs_unchanged(module_worker: Runtime, tmp_path: Path) -> None:
+def test_public_connect_example_runs_unchanged(module_worker: RunningWorker, tmp_path: Path) -> None:
     # Kafka's config/connect-file-sink.properties with the JsonConverter settings of
     # connect-standalone.properties (schemas off), plus the RegexRouter example of Confluent's SMT
     # reference ("dropPrefix") and the InsertField example of Kafka's Connect docs ("InsertSource").
@@ -93,7 +93,7 @@ POISONED = [b'{"n": 0}', b"{not json", b'{"n": 2}', b"plain text", b'{"n": 4}']
 
 
 def test_poison_records_go_to_the_dead_letter_queue_and_the_task_keeps_running(
-    module_worker: Runtime, tmp_path: Path
+    module_worker: RunningWorker, tmp_path: Path
 ) -> None:
     bootstrap = module_worker.config.bootstrap_servers
     topic, dlq, sink_file = unique("poisoned"), unique("dlq"), tmp_path / "good.txt"
@@ -123,7 +123,9 @@ def test_poison_records_go_to_the_dead_letter_queue_and_the_task_keeps_running(
     assert task_states(module_worker.url, "tolerant") == ["RUNNING"]
 
 
-def test_with_tolerance_none_a_poison_record_fails_the_task_naming_it(module_worker: Runtime, tmp_path: Path) -> None:
+def test_with_tolerance_none_a_poison_record_fails_the_task_naming_it(
+    module_worker: RunningWorker, tmp_path: Path
+) -> None:
     bootstrap = module_worker.config.bootstrap_servers
     topic, dlq, sink_file = unique("poisoned"), unique("dlq"), tmp_path / "none.txt"
     create_topic(bootstrap, topic)
@@ -136,7 +138,7 @@ def test_with_tolerance_none_a_poison_record_fails_the_task_naming_it(module_wor
     assert "Tolerance exceeded in error handler" in trace and JSON in trace
 
 
-def test_invalid_transform_configs_are_refused_with_connects_messages(module_worker: Runtime) -> None:
+def test_invalid_transform_configs_are_refused_with_connects_messages(module_worker: RunningWorker) -> None:
     bad = {
         "connector.class": "FileStreamSink",
         "file": "/tmp/never",
@@ -162,7 +164,7 @@ def test_invalid_transform_configs_are_refused_with_connects_messages(module_wor
 
 
 def test_a_file_sink_reads_headers_when_a_predicate_or_its_dead_letter_queue_needs_them(
-    module_worker: Runtime, tmp_path: Path
+    module_worker: RunningWorker, tmp_path: Path
 ) -> None:
     # FileStreamSink writes values only, so alone it reads no headers; a header predicate and a DLQ
     # (whose records keep their original's headers) must still see them.

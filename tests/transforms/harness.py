@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from sparklink.transforms.pipeline import compile_pipeline
+from sparklink.worker.transforms.pipeline import compile_pipeline
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 PKG = "org.apache.kafka.connect.transforms"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from sparklink.transforms import catalog, connector_config
-from sparklink.transforms.pipeline import PipelineConfigError, compile_pipeline
+from sparklink.worker.transforms import catalog, connector_config
+from sparklink.worker.transforms.pipeline import PipelineConfigError, compile_pipeline
 
 PKG = "org.apache.kafka.connect.transforms"
 

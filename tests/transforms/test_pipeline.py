@@ -10,8 +10,8 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from sparklink.transforms import errors
-from sparklink.transforms.pipeline import compile_pipeline
+from sparklink.worker.transforms import errors
+from sparklink.worker.transforms.pipeline import compile_pipeline
 from tests.transforms.harness import JSON, PKG, SCHEMALESS, kafka_batch
 
 CHAIN = {

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sparklink.herder.assignor import IncrementalCooperativeAssignor, Work
-from sparklink.herder.model import ConnectorTaskId
+from sparklink.worker.herder.assignor import IncrementalCooperativeAssignor, Work
+from sparklink.worker.herder.model import ConnectorTaskId
 
 
 class Clock:

@@ -13,8 +13,8 @@ from pydantic import ValidationError
 from sparklink.api.connector import TaskContext
 from sparklink.api.task_config import TaskSettings
 from sparklink.connectors.datagen import DatagenTask
-from sparklink.execution.running import RunningTask
-from sparklink.worker_config import WorkerConfig, WorkerConfigError
+from sparklink.worker.config import WorkerConfig, WorkerConfigError
+from sparklink.worker.execution.running import RunningTask
 
 
 def running_task() -> RunningTask:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sparklink.api import config as cfg
-from sparklink.herder import validation
-from sparklink.plugins import Plugins
+from sparklink.worker.herder import validation
+from sparklink.worker.plugins import Plugins
 
 DEF = (
     cfg.ConfigDef()

@@ -13,11 +13,11 @@ from pydantic import ValidationError
 
 from sparklink.api.connector import Offset, Partition, SourceTask, TaskContext
 from sparklink.api.task_config import TaskSettings
-from sparklink.execution.direct import ProgressOffsets
-from sparklink.execution.running import RunningTask
-from sparklink.storage.backend import MemoryBackend
-from sparklink.storage.offsets import OffsetStore
-from sparklink.worker_config import WorkerConfig, default_local_master
+from sparklink.worker.config import WorkerConfig, default_local_master
+from sparklink.worker.execution.direct import ProgressOffsets
+from sparklink.worker.execution.running import RunningTask
+from sparklink.worker.storage.backend import MemoryBackend
+from sparklink.worker.storage.offsets import OffsetStore
 from tests.helpers import wait_for
 
 

@@ -17,17 +17,17 @@ from sparklink.api.connector import ConnectorContext, Offset, Partition
 from sparklink.api.errors import BadRequestError, NotFoundError
 from sparklink.api.states import State, TargetState
 from sparklink.api.task_config import CONNECTOR_CLASS, TASK_CLASS, TASK_COUNT
-from sparklink.herder.herder import StandaloneHerder, Stores
-from sparklink.herder.model import ConnectorOffset
-from sparklink.herder.restarts import build_plan
-from sparklink.herder.runner import TaskListener
-from sparklink.plugins import Plugins
-from sparklink.storage.backend import MemoryBackend
-from sparklink.storage.config import ConfigStore, RestartRequest
-from sparklink.storage.group_offsets import MemoryGroupOffsetStore
-from sparklink.storage.offsets import OffsetStore
-from sparklink.storage.status import Status, StatusStore
-from sparklink.worker_config import WorkerConfig
+from sparklink.worker.config import WorkerConfig
+from sparklink.worker.herder.herder import StandaloneHerder, Stores
+from sparklink.worker.herder.model import ConnectorOffset
+from sparklink.worker.herder.restarts import build_plan
+from sparklink.worker.herder.runner import TaskListener
+from sparklink.worker.plugins import Plugins
+from sparklink.worker.storage.backend import MemoryBackend
+from sparklink.worker.storage.config import ConfigStore, RestartRequest
+from sparklink.worker.storage.group_offsets import MemoryGroupOffsetStore
+from sparklink.worker.storage.offsets import OffsetStore
+from sparklink.worker.storage.status import Status, StatusStore
 
 
 @dataclass(frozen=True)

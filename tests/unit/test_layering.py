@@ -16,9 +16,12 @@ def imported_after(statement: str) -> set[str]:
 def test_api_imports_without_spark_fastapi_or_runtime() -> None:
     modules = imported_after("import sparklink.api")
     assert not modules & {"pyspark", "fastapi", "uvicorn", "confluent_kafka"}
-    assert not any(m.startswith(("sparklink.herder", "sparklink.rest", "sparklink.execution")) for m in modules)
+    assert not any(
+        m.startswith(("sparklink.worker.herder", "sparklink.worker.rest", "sparklink.worker.execution"))
+        for m in modules
+    )
 
 
 def test_listing_plugins_does_not_start_or_import_spark() -> None:
-    modules = imported_after("from sparklink.plugins import Plugins\nPlugins().all()")
+    modules = imported_after("from sparklink.worker.plugins import Plugins\nPlugins().all()")
     assert "pyspark" not in modules

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sparklink.execution.offset_log import OffsetLogError, batch_range
+from sparklink.worker.execution.offset_log import OffsetLogError, batch_range
 
 METADATA = {"batchWatermarkMs": 0, "batchTimestampMs": 1795484373500, "conf": {"spark.sql.shuffle.partitions": "2"}}
 

@@ -10,10 +10,10 @@ import pytest
 from starlette.responses import JSONResponse
 
 from sparklink.api.states import State
-from sparklink.herder.herder import StandaloneHerder
-from sparklink.rest import fast_reads
-from sparklink.rest.app import create_app
-from sparklink.storage.status import Status
+from sparklink.worker.herder.herder import StandaloneHerder
+from sparklink.worker.rest import fast_reads
+from sparklink.worker.rest.app import create_app
+from sparklink.worker.storage.status import Status
 from tests.unit.test_herder import datagen
 from tests.unit.test_herder import herder as herder  # the fixture
 

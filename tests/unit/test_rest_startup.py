@@ -6,7 +6,7 @@ import asyncio
 
 import httpx
 
-from sparklink.rest.app import create_app
+from sparklink.worker.rest.app import create_app
 
 
 def test_writes_are_refused_until_the_worker_is_ready() -> None:

@@ -23,7 +23,7 @@ from sparklink.roller.model import (
     RollFailedError,
     TopicState,
 )
-from sparklink.roller.runtime import KubernetesPodPlanner
+from sparklink.roller.nodes import KubernetesPodPlanner
 
 C1, C2, C3 = (NodeRef(i, f"c{i}", broker=False, controller=True) for i in (1000, 1001, 1002))
 B1, B2, B3 = (NodeRef(i, f"b{i}", broker=True, controller=False) for i in (1, 2, 3))
@@ -99,7 +99,7 @@ class FakeClock:
         self.now += seconds
 
 
-class FakeRuntime:
+class FakeNodes:
     def __init__(self, nodes: Iterable[NodeRef]) -> None:
         self.refs = list(nodes)
         self.ready = {n.node_id: True for n in self.refs}
@@ -178,7 +178,7 @@ class FakeAgents:
         return self.first.pop(0) if self.first else self.state
 
 
-def roller(runtime: FakeRuntime, admin: FakeAdmin, agents: FakeAgents, **settings: float) -> KafkaRoller:
+def roller(runtime: FakeNodes, admin: FakeAdmin, agents: FakeAgents, **settings: float) -> KafkaRoller:
     return KafkaRoller(runtime, admin, agents, RollerSettings(**settings), clock=FakeClock())  # type: ignore[arg-type]
 
 
@@ -187,14 +187,14 @@ def manual(node: NodeRef) -> Iterable[RestartReason]:
 
 
 def test_a_manual_roll_restarts_controllers_then_brokers_with_the_active_controller_last() -> None:
-    runtime = FakeRuntime([B1, B2, B3, C1, C2, C3])
+    runtime = FakeNodes([B1, B2, B3, C1, C2, C3])
     roller(runtime, FakeAdmin(leader=1001), FakeAgents()).roll(manual)
     assert [r[0] for r in runtime.restarts] == [1000, 1002, 1001, 1, 2, 3]
     assert all(r[1] == {RestartReason.MANUAL_ROLLING_UPDATE} and not r[2] for r in runtime.restarts)
 
 
 def test_a_broker_in_log_recovery_is_never_restarted_and_the_roll_fails_with_strimzis_message() -> None:
-    runtime = FakeRuntime([B1, B2])
+    runtime = FakeNodes([B1, B2])
     runtime.ready[1] = False
     agents = FakeAgents(BrokerState(2, 5, 120))
     r = roller(runtime, FakeAdmin(), agents, operation_timeout=1.0)
@@ -210,7 +210,7 @@ def test_a_broker_in_log_recovery_is_never_restarted_and_the_roll_fails_with_str
 
 
 def test_a_roll_held_back_by_a_recovering_broker_fails_with_the_recovery_not_with_the_brokers_it_holds_back() -> None:
-    runtime = FakeRuntime([B1, B2, B3])
+    runtime = FakeNodes([B1, B2, B3])
     runtime.ready[2] = False
     admin = FakeAdmin()
     # Broker 2 is out of the ISR while it recovers: restarting 1 or 3 would take the partition under minISR.
@@ -225,7 +225,7 @@ def test_a_roll_held_back_by_a_recovering_broker_fails_with_the_recovery_not_wit
 
 
 def test_an_unready_node_whose_agent_never_answers_is_force_restarted_as_strimzi_does() -> None:
-    runtime = FakeRuntime([B1])
+    runtime = FakeNodes([B1])
     runtime.ready[1] = runtime.responsive[1] = False
     agents = FakeAgents(UNKNOWN_BROKER_STATE)
     r = roller(runtime, FakeAdmin(), agents, operation_timeout=1.0)
@@ -237,7 +237,7 @@ def test_an_unready_node_whose_agent_never_answers_is_force_restarted_as_strimzi
 
 
 def test_an_agent_that_answers_on_a_later_ask_keeps_a_recovering_broker_from_a_forced_restart() -> None:
-    runtime = FakeRuntime([B1])
+    runtime = FakeNodes([B1])
     runtime.ready[1] = runtime.responsive[1] = False
     agents = FakeAgents(BrokerState(2, 1, 40), first=[UNKNOWN_BROKER_STATE, UNKNOWN_BROKER_STATE])
     with pytest.raises(RollFailedError) as failure:
@@ -247,7 +247,7 @@ def test_an_agent_that_answers_on_a_later_ask_keeps_a_recovering_broker_from_a_f
 
 
 def test_a_partition_at_min_isr_holds_the_restart_until_the_isr_recovers() -> None:
-    runtime = FakeRuntime([B1])
+    runtime = FakeNodes([B1])
     admin = FakeAdmin()
     admin.topic_states = [topic("t", 2, ((1, 2, 3), (1, 2)))]
     original_topics = admin.topics
@@ -263,7 +263,7 @@ def test_a_partition_at_min_isr_holds_the_restart_until_the_isr_recovers() -> No
 
 
 def test_min_isr_that_never_recovers_fails_the_roll_without_a_restart() -> None:
-    runtime = FakeRuntime([B1])
+    runtime = FakeNodes([B1])
     admin = FakeAdmin()
     admin.topic_states = [topic("t", 2, ((1, 2, 3), (1, 2)))]
     with pytest.raises(RollFailedError, match=r"Pod b1 cannot be updated right now\."):
@@ -272,7 +272,7 @@ def test_min_isr_that_never_recovers_fails_the_roll_without_a_restart() -> None:
 
 
 def test_dynamic_settings_are_applied_without_restart_and_static_ones_restart() -> None:
-    runtime = FakeRuntime([B1, B2])
+    runtime = FakeNodes([B1, B2])
     admin = FakeAdmin()
     admin.configs = {1: {"log.cleaner.threads": ConfigValue("1", False)}, 2: {"num.io.threads": ConfigValue("8", True)}}
     runtime.desired = {1: {"log.cleaner.threads": "2"}, 2: {"num.io.threads": "4"}}
@@ -283,19 +283,19 @@ def test_dynamic_settings_are_applied_without_restart_and_static_ones_restart() 
 
 
 def test_a_dead_node_with_a_reason_is_restarted_as_stuck_and_without_one_the_roll_stops() -> None:
-    runtime = FakeRuntime([B1])
+    runtime = FakeNodes([B1])
     runtime.alive[1] = runtime.ready[1] = False
     roller(runtime, FakeAdmin(), FakeAgents()).roll(manual)
     assert runtime.restarts[0][1] >= {RestartReason.POD_STUCK} and runtime.restarts[0][2]
 
-    runtime = FakeRuntime([B1])
+    runtime = FakeNodes([B1])
     runtime.alive[1] = runtime.ready[1] = False
     with pytest.raises(RollFailedError, match="Pod is unschedulable or is not starting"):
         roller(runtime, FakeAdmin(), FakeAgents()).roll()
 
 
 def test_an_unreadable_broker_config_ends_in_a_restart_once_the_backoff_is_spent() -> None:
-    runtime = FakeRuntime([B1])
+    runtime = FakeNodes([B1])
     admin = FakeAdmin()
 
     def failing(node_id: int) -> dict[str, ConfigValue]:
@@ -307,7 +307,7 @@ def test_an_unreadable_broker_config_ends_in_a_restart_once_the_backoff_is_spent
 
 
 def test_dry_run_changes_nothing_and_lists_the_active_controller_last() -> None:
-    runtime = FakeRuntime([C1, C2, B1])
+    runtime = FakeNodes([C1, C2, B1])
     steps = roller(runtime, FakeAdmin(leader=1000), FakeAgents()).dry_run(manual)
     assert [s.node for s in steps] == [C2, C1, B1]
     assert all(s.action == "restart" for s in steps) and runtime.restarts == []

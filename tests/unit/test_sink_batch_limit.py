@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sparklink.api.task_config import MAX_RECORDS_PER_BATCH, MIN_RECORDS_PER_BATCH, TaskSettings
-from sparklink.execution import kafka_io
+from sparklink.worker.execution import kafka_io
 
 
 def test_the_config_bound_wins_then_a_minimum_means_no_bound_then_the_kind_of_task_decides() -> None:

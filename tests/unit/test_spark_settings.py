@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sparklink.execution import spark
+from sparklink.worker.execution import spark
 
 
 def settings(master: str, **extra: str) -> dict[str, str]:

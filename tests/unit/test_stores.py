@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 from sparklink.api.states import State, TargetState
-from sparklink.storage.backend import MemoryBackend
-from sparklink.storage.config import ConfigStore, RestartRequest
-from sparklink.storage.offsets import OffsetStore
-from sparklink.storage.status import Status, StatusStore
+from sparklink.worker.storage.backend import MemoryBackend
+from sparklink.worker.storage.config import ConfigStore, RestartRequest
+from sparklink.worker.storage.offsets import OffsetStore
+from sparklink.worker.storage.status import Status, StatusStore
 
 PAUSED, STARTED, STOPPED = TargetState.PAUSED, TargetState.STARTED, TargetState.STOPPED
 FAILED, RUNNING = State.FAILED, State.RUNNING

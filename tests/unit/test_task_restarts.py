@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sparklink.execution import restarts
+from sparklink.worker.execution import restarts
 
 # The text Spark 4.2 gives a query whose Python data source planner did not connect back in 10 s.
 SIMPLE_WORKER_TIMEOUT = (

@@ -23,7 +23,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from sparklink.kafka_clients import client_config, topic_size
+from sparklink.clients.settings import client_config
+from sparklink.clients.watermarks import topic_size
 
 console = Console()
 TOPIC = "demo-records"
@@ -41,8 +42,8 @@ def run_demo(
     """Start a local Kafka and a worker, create a datagen connector over REST and watch records flow."""
     from sparklink.platform import ports
     from sparklink.platform.kafka import KafkaCluster
-    from sparklink.runtime import Runtime, start_worker
-    from sparklink.worker_config import WorkerConfig
+    from sparklink.worker.assembly import RunningWorker, start_worker
+    from sparklink.worker.config import WorkerConfig
 
     logging.basicConfig(level=logging.WARNING)
     if duration is not None and duration <= 0:
@@ -59,7 +60,7 @@ def run_demo(
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     cluster = KafkaCluster.create(state / "kafka", brokers=1)
-    runtime: Runtime | None = None
+    runtime: RunningWorker | None = None
     try:
         t0 = time.monotonic()
         with console.status("starting a local Kafka broker (KRaft) ..."):

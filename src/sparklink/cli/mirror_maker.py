@@ -21,7 +21,7 @@ import typer
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from sparklink.runtime import Runtime
+    from sparklink.worker.assembly import RunningWorker
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +39,8 @@ def run_mirror_maker(
     """
     from sparklink.api.errors import ConnectError
     from sparklink.connectors.mirror.maker import CONNECTORS, MirrorMakerConfig
-    from sparklink.runtime import start_worker
-    from sparklink.worker_config import WorkerConfig
+    from sparklink.worker.assembly import start_worker
+    from sparklink.worker.config import WorkerConfig
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
@@ -52,7 +52,7 @@ def run_mirror_maker(
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    runtimes: list[Runtime] = []
+    runtimes: list[RunningWorker] = []
     try:
         root: SparkSession | None = None
         for flow in flows:

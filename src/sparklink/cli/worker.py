@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from sparklink.worker_config import WorkerConfig, WorkerConfigError
+from sparklink.worker.config import WorkerConfig, WorkerConfigError
 
 
 def run_worker(
@@ -48,7 +48,7 @@ def run_worker(
     A group of three on one Spark cluster (one command per machine; any worker answers REST):
     sparklink worker -b kafka:9092 --group-id etl --spark-master spark://spark:7077 --port 8083
     """
-    from sparklink.runtime import start_worker
+    from sparklink.worker.assembly import start_worker
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)

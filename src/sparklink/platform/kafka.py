@@ -26,7 +26,7 @@ from pathlib import Path
 
 import httpx
 
-from sparklink.kafka_clients import client_config
+from sparklink.clients.settings import client_config
 from sparklink.platform import artifacts, kraft_quorum, ports, process
 from sparklink.platform.cluster_ca import ClusterCa
 

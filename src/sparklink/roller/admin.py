@@ -19,7 +19,7 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
 
-from sparklink.kafka_clients import client_config
+from sparklink.clients.settings import client_config
 from sparklink.platform import kraft_quorum
 from sparklink.platform.kraft_quorum import QuorumInfo
 from sparklink.roller.model import ConfigValue, PartitionState, TopicState

@@ -41,7 +41,7 @@ from sparklink.roller.model import (
     RollFailedError,
     UnforceableProblem,
 )
-from sparklink.roller.runtime import NodeRuntime
+from sparklink.roller.nodes import NodeControl
 
 log = logging.getLogger("sparklink.roller")
 
@@ -95,7 +95,7 @@ class _Context:
 class KafkaRoller:
     def __init__(
         self,
-        runtime: NodeRuntime,
+        runtime: NodeControl,
         admin: ClusterAdmin,
         agents: AgentClient,
         settings: RollerSettings | None = None,

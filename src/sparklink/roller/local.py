@@ -10,7 +10,7 @@ from sparklink.roller.admin import ConfluentClusterAdmin
 from sparklink.roller.agent_client import MtlsAgentClient
 from sparklink.roller.executor import KafkaRoller, RollEvent
 from sparklink.roller.model import UNKNOWN_BROKER_STATE, BrokerState, RollerSettings
-from sparklink.roller.runtime import LocalRuntime
+from sparklink.roller.nodes import LocalNodes
 
 
 class NoAgents:
@@ -35,5 +35,5 @@ def local_roller(
         )
     else:
         agents = NoAgents()
-    runtime = LocalRuntime(cluster, stop_timeout=max(settings.operation_timeout, 30.0))
+    runtime = LocalNodes(cluster, stop_timeout=max(settings.operation_timeout, 30.0))
     return KafkaRoller(runtime, admin, agents, settings, progress=progress, only=only)

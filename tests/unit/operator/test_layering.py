@@ -1,7 +1,7 @@
 """The operator's layers, until an import-linter contract checks them in `make lint`:
 
     sparklink.operator.kube       -> reconcile, runtime, model, connect_client   (kopf, kubernetes here)
-    sparklink.operator.runtime    -> model, connect_client, sparklink.platform, sparklink.roller
+    sparklink.operator.hosting    -> model, connect_client, sparklink.platform, sparklink.roller
     sparklink.operator.reconcile  -> model, connect_client                       (no kopf, no kubernetes)
     sparklink.operator.model      -> nothing outside the standard library
 and nothing in sparklink.operator imports the worker's own packages (herder, execution, storage, rest):
@@ -15,11 +15,11 @@ import subprocess
 import sys
 
 WORKER_PACKAGES = (
-    "sparklink.herder",
-    "sparklink.execution",
-    "sparklink.storage",
-    "sparklink.rest",
-    "sparklink.runtime",
+    "sparklink.worker.herder",
+    "sparklink.worker.execution",
+    "sparklink.worker.storage",
+    "sparklink.worker.rest",
+    "sparklink.worker.assembly",
 )
 
 

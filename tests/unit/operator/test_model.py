@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from sparklink.operator.hosting.kubernetes import desired_objects
 from sparklink.operator.model import workers
 from sparklink.operator.model.conditions import REASON_INVALID_RESOURCE, ReconcileFailure
 from sparklink.operator.model.connectors import from_kafka_connector, from_mirror_maker_2
 from sparklink.operator.model.resources import Resource
-from sparklink.operator.runtime.kubernetes import desired_objects
 
 DATA = Path(__file__).parent.parent.parent / "data" / "strimzi"
 

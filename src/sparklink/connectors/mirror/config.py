@@ -390,7 +390,7 @@ _RDKAFKA_KEYS = {
 
 def rdkafka(props: Mapping[str, str], **extra: Any) -> dict[str, Any]:
     """The subset of a Java client config that confluent-kafka (the control plane) understands."""
-    from sparklink.api.clients import client_config as base
+    from sparklink.clients.settings import client_config as base
 
     out = {k: v for k, v in props.items() if k in _RDKAFKA_KEYS}
     dropped = sorted(set(props) - set(out))

@@ -22,6 +22,9 @@ from pathlib import Path
 import kopf
 
 from sparklink.operator.clock import Clock, SystemClock
+from sparklink.operator.hosting import WorkerHost
+from sparklink.operator.hosting.kafka import KafkaHost
+from sparklink.operator.hosting.local import LocalWorkerHost
 from sparklink.operator.kube import watch
 from sparklink.operator.kube.queue import WorkQueue
 from sparklink.operator.kube.store import KubeStore, api_client
@@ -38,9 +41,6 @@ from sparklink.operator.model.resources import (
 )
 from sparklink.operator.reconcile import kafka, kafka_connect, kafka_connector, kafka_node_pool, mirror_maker_2
 from sparklink.operator.reconcile.context import Deps, ReconcileResult
-from sparklink.operator.runtime import WorkerRuntime
-from sparklink.operator.runtime.kafka import KafkaRuntime
-from sparklink.operator.runtime.local import LocalWorkerRuntime
 from sparklink.roller.model import RollerSettings
 
 log = logging.getLogger("sparklink.operator")
@@ -79,18 +79,18 @@ class Operator:
         self,
         config: OperatorConfig,
         clock: Clock | None = None,
-        runtime: WorkerRuntime | None = None,
-        kafka_runtime: KafkaRuntime | None = None,
+        runtime: WorkerHost | None = None,
+        kafka_runtime: KafkaHost | None = None,
     ) -> None:
         self.config = config
         self.api = api_client(config.kubeconfig)
         self.store = KubeStore(self.api)
         self.metrics = OperatorMetrics()
         if runtime is None and config.runtime == "kubernetes":
-            from sparklink.operator.runtime.kubernetes import KubernetesWorkerRuntime
+            from sparklink.operator.hosting.kubernetes import KubernetesWorkerHost
 
-            runtime = KubernetesWorkerRuntime(self.api, config.image)
-        self.runtime = runtime or LocalWorkerRuntime(config.state_dir, log_level=config.worker_log_level)
+            runtime = KubernetesWorkerHost(self.api, config.image)
+        self.runtime = runtime or LocalWorkerHost(config.state_dir, log_level=config.worker_log_level)
         self.kafka = kafka_runtime or self._kafka_runtime()
         self.deps = Deps(
             self.store,
@@ -106,17 +106,17 @@ class Operator:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
-    def _kafka_runtime(self) -> KafkaRuntime:
+    def _kafka_runtime(self) -> KafkaHost:
         if self.config.runtime == "kubernetes":
-            from sparklink.operator.runtime.kafka_kubernetes import KubernetesKafkaRuntime
+            from sparklink.operator.hosting.kafka_kubernetes import KubernetesKafkaHost
 
-            return KubernetesKafkaRuntime(self.api)
-        from sparklink.operator.runtime.kafka_local import LocalKafkaRuntime
+            return KubernetesKafkaHost(self.api)
+        from sparklink.operator.hosting.kafka_local import LocalKafkaHost
 
         settings = RollerSettings(
             operation_timeout=self.config.kafka_operation_timeout, backoff_initial=self.config.kafka_roll_backoff
         )
-        return LocalKafkaRuntime(self.config.state_dir, self.config.kafka_heap, settings)
+        return LocalKafkaHost(self.config.state_dir, self.config.kafka_heap, settings)
 
     # -- lifecycle -----------------------------------------------------------------------------------
 

@@ -11,6 +11,8 @@ from typing import Any
 
 from sparklink.operator.clock import Clock, timestamp
 from sparklink.operator.connect_client import ConnectClient
+from sparklink.operator.hosting import WorkerHost
+from sparklink.operator.hosting.kafka import KafkaHost
 from sparklink.operator.metrics import OperatorMetrics
 from sparklink.operator.model import bootstrap
 from sparklink.operator.model.autorestart import BackOff
@@ -19,8 +21,6 @@ from sparklink.operator.model.kafka_config import ConfigModel
 from sparklink.operator.model.resources import KAFKA, Key, Resource
 from sparklink.operator.reconcile.connector import ConnectorReconciler
 from sparklink.operator.reconcile.ports import Store
-from sparklink.operator.runtime import WorkerRuntime
-from sparklink.operator.runtime.kafka import KafkaRuntime
 
 log = logging.getLogger("sparklink.operator")
 
@@ -56,12 +56,12 @@ def load_config_model() -> ConfigModel:
 @dataclass
 class Deps:
     store: Store
-    runtime: WorkerRuntime
+    runtime: WorkerHost
     clock: Clock
     backoff: BackOff
     metrics: OperatorMetrics
     connect: Callable[[str], ConnectClient] = ConnectClient
-    kafka: KafkaRuntime | None = None  # runs Kafka clusters (None: this operator runs none)
+    kafka: KafkaHost | None = None  # runs Kafka clusters (None: this operator runs none)
     kafka_model: Callable[[], ConfigModel] = load_config_model
     # `<cluster>-kafka-bootstrap:<port>` -> the real address of a Kafka this operator runs locally
     resolve_bootstrap: bool = False

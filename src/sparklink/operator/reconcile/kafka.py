@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sparklink import __version__
+from sparklink.operator.hosting.kafka import KafkaState
 from sparklink.operator.model import kafka as model
 from sparklink.operator.model.conditions import Condition, ReconcileFailure, not_ready, ready, warning
 from sparklink.operator.model.kafka_changes import node_changes, scaling
@@ -31,7 +32,6 @@ from sparklink.operator.model.resources import (
     Resource,
 )
 from sparklink.operator.reconcile.context import Deps, ReconcileResult, prune
-from sparklink.operator.runtime.kafka import KafkaState
 
 log = logging.getLogger("sparklink.operator")
 

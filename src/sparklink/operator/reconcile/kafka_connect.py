@@ -13,6 +13,7 @@ import logging
 from typing import Any
 
 from sparklink.operator.connect_client import ConnectClient, ConnectRestError
+from sparklink.operator.hosting import label_selector
 from sparklink.operator.model import annotations as anno
 from sparklink.operator.model import workers
 from sparklink.operator.model.conditions import Condition, ReconcileFailure, not_ready, ready, warning
@@ -24,7 +25,6 @@ from sparklink.operator.reconcile.context import (
     local_addresses,
     prune,
 )
-from sparklink.operator.runtime import label_selector
 
 log = logging.getLogger("sparklink.operator")
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 
 from sparklink.operator.connect_client import ConnectRestError
+from sparklink.operator.hosting import label_selector
 from sparklink.operator.model import annotations as anno
 from sparklink.operator.model import workers
 from sparklink.operator.model.autorestart import AutoRestartStatus
@@ -37,7 +38,6 @@ from sparklink.operator.reconcile.context import (
     prune,
 )
 from sparklink.operator.reconcile.kafka_connect import ignored_warnings
-from sparklink.operator.runtime import label_selector
 
 log = logging.getLogger("sparklink.operator")
 

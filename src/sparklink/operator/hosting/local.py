@@ -1,0 +1,185 @@
+"""Runs a resource's Connect workers as local `sparklink worker` processes.
+
+Each KafkaConnect / KafkaMirrorMaker2 gets a directory under the operator's state dir holding its first
+worker's worker.properties, log and `worker.json` (pid, port, settings fingerprint, resource uid); worker
+n > 0 of `spec.replicas` has the same files under `replica-<n>/`. More than one replica form one
+distributed group on the resource's `group.id` (see `WorkerSettings.properties`); scaling up starts
+workers, scaling down stops the highest-numbered ones (a clean leave, so the group rebalances).
+Workers live in their own sessions, so they outlive an operator that crashes, as pods outlive a crashed
+Strimzi operator; the next operator adopts a live worker whose settings still match instead of starting
+a second one on the same group. A settings change restarts the workers on the same ports. Workers stop
+when their resource is deleted and when the operator stops. The group's REST URL is the first worker's
+(any worker answers, and forwards to the leader what needs it).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import sys
+import threading
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from sparklink.operator.connect_client import ConnectClient
+from sparklink.operator.hosting import HostState
+from sparklink.operator.model.resources import Key, Resource
+from sparklink.operator.model.workers import WorkerSettings
+from sparklink.platform import ports, process
+
+log = logging.getLogger("sparklink.operator.hosting")
+
+
+@dataclass(frozen=True)
+class WorkerRecord:
+    pid: int
+    port: int
+    fingerprint: str
+    uid: str
+
+
+class LocalWorkerHost:
+    def __init__(self, state_dir: Path, host: str = "127.0.0.1", log_level: str = "INFO") -> None:
+        self.state_dir = Path(state_dir)
+        self.host = host
+        self.log_level = log_level
+        self._lock = threading.Lock()
+        self._known: set[Key] = set()
+
+    def dir_for(self, key: Key) -> Path:
+        return self.state_dir / key.namespace / key.kind / key.name
+
+    def ensure(self, owner: Resource, settings: WorkerSettings) -> HostState:
+        key = owner.key
+        with self._lock:
+            self._known.add(key)
+            for replica in self._replicas_on_disk(key):
+                if replica >= settings.replicas:
+                    record = self._record(key, replica)
+                    if record is not None:
+                        self._stop(key, replica, record, f"spec.replicas is {settings.replicas}")
+            if settings.replicas == 0:
+                return HostState(None, False, 0, "spec.replicas is 0")
+            started = [self._ensure_one(key, replica, owner, settings) for replica in range(settings.replicas)]
+        url = f"http://{self.host}:{started[0][0].port}"
+        with ConnectClient(url, timeout=5) as client:
+            ready = client.alive()
+        detail = next((d for _, d in started if d), None)
+        return HostState(url, ready, settings.replicas, None if ready else detail or f"the worker at {url} is starting")
+
+    def state(self, key: Key) -> HostState | None:
+        record = self._record(key, 0)
+        if record is None or not self._running(key, 0, record):
+            return None
+        live = sum(
+            1
+            for replica in self._replicas_on_disk(key)
+            if (r := self._record(key, replica)) is not None and self._running(key, replica, r)
+        )
+        url = f"http://{self.host}:{record.port}"
+        with ConnectClient(url, timeout=5) as client:
+            ready = client.alive()
+        return HostState(url, ready, live, None if ready else f"the worker at {url} is starting")
+
+    def remove(self, key: Key) -> None:
+        with self._lock:
+            for replica in self._replicas_on_disk(key):
+                record = self._record(key, replica)
+                if record is not None:
+                    self._stop(key, replica, record, "its resource was deleted")
+                # The workers' state goes (a resource created again under this name starts afresh);
+                # their logs and properties stay for whoever wants to know what happened.
+                shutil.rmtree(self._dir(key, replica) / "state", ignore_errors=True)
+            self._known.discard(key)
+
+    def close(self) -> None:
+        """Stop the workers this operator started or adopted (their state stays for the next operator)."""
+        with self._lock:
+            for key in sorted(self._known):
+                for replica in self._replicas_on_disk(key):
+                    record = self._record(key, replica)
+                    if record is not None and self._running(key, replica, record):
+                        self._stop(key, replica, record, "the operator stops")
+            self._known.clear()
+
+    # -- internals -------------------------------------------------------------------------------------
+
+    def _ensure_one(
+        self, key: Key, replica: int, owner: Resource, settings: WorkerSettings
+    ) -> tuple[WorkerRecord, str | None]:
+        """Keep, adopt, restart or start worker `replica`: its record, and why it was not simply running."""
+        record = self._record(key, replica)
+        detail = None
+        if record is not None and record.uid != owner.uid:
+            # A resource of the same name was deleted and created again while we were away.
+            self._stop(key, replica, record, "the resource was re-created")
+            record = None
+        if record is not None and self._running(key, replica, record) and record.fingerprint != settings.fingerprint():
+            self._stop(key, replica, record, "its settings changed")
+            record = WorkerRecord(0, record.port, record.fingerprint, record.uid)
+        if record is None or not self._running(key, replica, record):
+            if record is not None and record.pid:
+                tail = process.tail(self._log(key, replica), 15)
+                detail = f"the worker (pid {record.pid}) had exited; last log lines:\n{tail}"
+                log.warning("%s: worker %d (pid %d) exited, starting a new one", key, replica, record.pid)
+            record = self._start(key, replica, owner, settings, record.port if record else None)
+        return record, detail
+
+    def _start(
+        self, key: Key, replica: int, owner: Resource, settings: WorkerSettings, port: int | None
+    ) -> WorkerRecord:
+        base = self._dir(key, replica)
+        base.mkdir(parents=True, exist_ok=True)
+        port = port or ports.free_port()
+        props = {
+            **settings.properties(),
+            "rest.host.name": self.host,
+            "rest.port": str(port),
+            "sparklink.state.dir": str(base / "state"),
+        }
+        properties = base / "worker.properties"
+        properties.write_text("".join(f"{k}={v}\n" for k, v in sorted(props.items())))
+        cmd = [sys.executable, "-m", "sparklink.cli.main", "worker", str(properties), "--log-level", self.log_level]
+        pid = process.spawn(cmd, self._log(key, replica))
+        record = WorkerRecord(pid, port, settings.fingerprint(), owner.uid)
+        (base / "worker.json").write_text(json.dumps(asdict(record)))
+        log.info(
+            "%s: started worker %d (pid %d) for group %s, REST on port %d", key, replica, pid, settings.group_id, port
+        )
+        return record
+
+    def _stop(self, key: Key, replica: int, record: WorkerRecord, why: str) -> None:
+        if record.pid and self._running(key, replica, record):
+            log.info("%s: stopping worker %d (pid %d; %s)", key, replica, record.pid, why)
+            process.stop(record.pid, timeout=30)
+        (self._dir(key, replica) / "worker.json").unlink(missing_ok=True)
+
+    def _dir(self, key: Key, replica: int) -> Path:
+        base = self.dir_for(key)
+        return base if replica == 0 else base / f"replica-{replica}"
+
+    def _replicas_on_disk(self, key: Key) -> list[int]:
+        """Replica numbers that have a directory (with or without a live worker), 0 first."""
+        base = self.dir_for(key)
+        extra = [int(p.name.removeprefix("replica-")) for p in base.glob("replica-*") if p.name[8:].isdigit()]
+        return [0, *sorted(extra)] if base.exists() else []
+
+    def _record(self, key: Key, replica: int) -> WorkerRecord | None:
+        try:
+            return WorkerRecord(**json.loads((self._dir(key, replica) / "worker.json").read_text()))
+        except (OSError, ValueError, TypeError):
+            return None
+
+    def _running(self, key: Key, replica: int, record: WorkerRecord) -> bool:
+        """The recorded pid is alive and still our worker (a recycled pid runs something else)."""
+        if not record.pid or not process.alive(record.pid):
+            return False
+        try:
+            cmdline = Path(f"/proc/{record.pid}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            return False
+        return str(self._dir(key, replica) / "worker.properties") in cmdline
+
+    def _log(self, key: Key, replica: int) -> Path:
+        return self._dir(key, replica) / "worker.log"

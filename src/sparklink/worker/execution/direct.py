@@ -1,0 +1,293 @@
+"""Source tasks written by Spark's Kafka sink itself, with no Python in the data path. Caller: tasks.py.
+
+A task that declares `direct_write` (MirrorSource) and whose records pass through untransformed runs
+as one query from its source straight into Spark's Kafka sink: no batch function, so no Py4J calls,
+DataFrames or jobs of our own per batch. What the batch function did otherwise moves elsewhere:
+
+- **offsets** come from the query's progress events (its source's `endOffset`), which Spark posts only
+  after a batch's write has been acknowledged and committed; the listener hands them over here
+  (`ProgressOffsets`) and a thread of ours stores them, so Spark's listener bus never waits on Kafka;
+- **stopping** waits for a micro-batch in hand to end (up to the grace) before stopping the query, and
+  the last progress is stored synchronously after it, so a clean restart repeats nothing;
+- anything per record (MirrorMaker's offset syncs) is the task's business, in the JVM.
+
+**Real-time mode.** A task's query runs with Spark's real-time trigger when three things hold: its
+source can (`realtime_slots`), the task config asks for it (`sparklink.realtime=true`), and the worker has a
+free Spark task slot for each partition the task reads. One slot is always left for micro-batch
+queries. In this mode long-running Spark tasks pass each record on as it arrives. The query
+checkpoints, and posts a progress event, at the end of each batch (`task.realtime.batch.interval.ms`,
+5 minutes in local mode and 60 s on a cluster by default: each batch end holds records back for a
+moment); in between, `ProgressOffsets` stores what the task's producer has had acknowledged every
+`offset.flush.interval.ms`, and counts the records it acknowledged (`SourceTask.written_records`).
+Without enough slots a real-time query would leave partitions waiting for a whole batch, so such a task
+runs in micro-batches instead. Stopping a real-time query interrupts its Spark
+tasks mid-batch, past its last progress; the task then says itself what its producer had acknowledged
+(`SourceTask.written_offsets`, which MirrorSource reads from its interceptor in local mode), and that is
+stored instead. Where it cannot tell (a Spark cluster), what was written since the last progress is
+written again by the next run (at least once).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sparklink.api.connector import Offset, Partition, SourceTask
+from sparklink.worker.execution import kafka_io
+from sparklink.worker.execution.running import RunningTask, query_name, remember_callback_connection
+from sparklink.worker.storage.offsets import OffsetStore
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.streaming.query import StreamingQuery
+
+log = logging.getLogger(__name__)
+
+RESERVED_SLOTS = 1
+"""Spark task slots never given to real-time queries: micro-batch queries and the worker's own jobs."""
+
+
+@dataclass
+class _Pending:
+    run: RunningTask
+    end: Any = None  # the newest endOffset seen
+    rows: int = 0  # rows of the batches not yet applied
+    batches: int = 0
+    written: list[tuple[Partition, Offset]] | None = None  # SourceTask.written_offsets: wins
+
+
+def start_query(
+    run: RunningTask,
+    stream: DataFrame,
+    bootstrap_servers: str,
+    producer: Mapping[str, str],
+    trigger: str,
+    realtime: bool,
+) -> StreamingQuery:
+    """Start the task's stream into Spark's Kafka sink; `trigger` is the micro-batch interval, or the
+    batch length in real-time mode (e.g. "5000 milliseconds")."""
+    columns = [c for c in kafka_io.KAFKA_COLUMNS if c in stream.columns]
+    writer = (
+        stream.select(*columns)
+        .writeStream.format("kafka")
+        .queryName(query_name(run.connector, run.task_id))
+        .option("checkpointLocation", str(run.checkpoint))
+    )
+    for key, value in {"bootstrap.servers": bootstrap_servers, "acks": "all", **producer}.items():
+        writer = writer.option(f"kafka.{key}", value)
+    if "headers" in columns:
+        writer = writer.option("includeHeaders", "true")
+    if realtime:
+        # Real-time mode takes only the update output mode (a stateless query's rows are the same).
+        writer = writer.outputMode("update").trigger(realTime=trigger)  # type: ignore[call-overload]
+    else:
+        writer = writer.trigger(processingTime=trigger)
+    return writer.start()
+
+
+def wait_for_batch_end(query: StreamingQuery, grace: float, poll: float = 0.02) -> bool:
+    """Wait up to `grace` seconds for a micro-batch query to be between batches; True if it is.
+
+    A batch may begin right after this returns; stopping then cancels it, as any stop does."""
+    deadline = time.monotonic() + grace
+    while True:
+        try:
+            if not query.isActive or not query.status.get("isTriggerActive"):
+                return True
+        except Exception:  # the query is gone: nothing to wait for
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(poll)
+
+
+class ProgressOffsets:
+    """Stores the source offsets of direct queries from their progress events.
+
+    `progress` runs on Spark's listener bus: it only parses the event and notes the newest end offset
+    of the query. A thread of ours stores them; events that arrive faster than the store takes them
+    are merged (end offsets are positions, so the newest covers the older ones). The same thread
+    asks each real-time run every `flush_s` what its producer has written (`written_offsets`), since
+    its batches, and so its progress events, are far apart. One store at a time (`_applying`): a
+    task's offsets only move forward if what it computes is stored in the order it computed it."""
+
+    def __init__(self, offsets: OffsetStore, flush_s: float = 5.0) -> None:
+        self.offsets = offsets
+        self.flush_s = flush_s
+        self._applying = threading.Lock()
+        self.watched: set[str] = set()  # the listener forwards the progress of these queries only
+        self._runs: dict[str, RunningTask] = {}
+        self._pending: dict[str, _Pending] = {}
+        self._lock = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._loop, name="direct-offsets", daemon=True)
+        self._thread.start()
+
+    def watch(self, name: str, run: RunningTask) -> None:
+        with self._lock:
+            self._runs[name] = run
+            self.watched.add(name)
+
+    def unwatch(
+        self,
+        name: str,
+        run: RunningTask,
+        last_progress: Mapping[str, Any] | None,
+        written: Callable[[], list[tuple[Partition, Offset]] | None] | None = None,
+    ) -> None:
+        """Stop watching a stopped query, storing the offsets of its last progress first, or of what
+        the task says it has written (`written`, asked under the store lock) where it says."""
+        with self._lock:
+            if self._runs.get(name) is run:
+                del self._runs[name]
+                self.watched.discard(name)
+            pending = self._pending.pop(name, None)
+            if pending is None or pending.run is not run:
+                pending = _Pending(run)
+            # Its rows were counted when its event came (or will be): only the position matters here.
+            _merge(pending, last_progress, count=False)
+        self._apply(pending, written)
+
+    def started(self, name: str) -> None:
+        """Called on the query's stream thread as it starts: note its Py4J callback connection, which
+        the task's stop closes (a batch function would have noted it otherwise; see running.py)."""
+        with self._lock:
+            run = self._runs.get(name)
+        if run is not None:
+            remember_callback_connection(run)
+
+    def progress(self, name: str, text: str) -> None:
+        with self._lock:
+            run = self._runs.get(name)
+            if run is None:
+                return
+            pending = self._pending.get(name)
+            if pending is None or pending.run is not run:
+                pending = self._pending[name] = _Pending(run)
+            _merge(pending, json.loads(text))
+            self._lock.notify_all()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._lock.notify_all()
+        self._thread.join(timeout=30)
+
+    def _loop(self) -> None:
+        next_flush = time.monotonic() + self.flush_s
+        while True:
+            with self._lock:
+                self._lock.wait_for(
+                    lambda: self._closed or bool(self._pending), timeout=max(0.0, next_flush - time.monotonic())
+                )
+                if self._closed:
+                    return
+                batch = list(self._pending.values())
+                self._pending.clear()
+                flushing = time.monotonic() >= next_flush
+                runs = [r for r in self._runs.values() if r.ctx.realtime] if flushing else []
+            for pending in batch:
+                self._apply(pending)
+            if flushing:
+                next_flush = time.monotonic() + self.flush_s
+                for run in runs:
+                    self._flush_written(run)
+
+    def _flush_written(self, run: RunningTask) -> None:
+        task = run.task
+        if not isinstance(task, SourceTask):
+            return
+        with self._applying:
+            if run not in self._runs.values():
+                return  # stopped meanwhile: its stop stores the final account
+            try:
+                written = task.written_offsets(run.ctx, 0.0, final=False)
+            except Exception:  # its query may be stopping; the stop asks again
+                log.debug("task %s-%d: reading its written offsets", run.connector, run.task_id, exc_info=True)
+                return
+            if written:
+                self._store(_Pending(run, written=written), task)
+
+    def _apply(
+        self, pending: _Pending, written: Callable[[], list[tuple[Partition, Offset]] | None] | None = None
+    ) -> None:
+        task = pending.run.task
+        if not isinstance(task, SourceTask):
+            return
+        with self._applying:
+            if written is not None:
+                try:
+                    pending.written = written()
+                except Exception:  # the last progress still covers all it reports
+                    log.warning(
+                        "task %s-%d: reading its written offsets",
+                        pending.run.connector,
+                        pending.run.task_id,
+                        exc_info=True,
+                    )
+            if pending.end is not None or pending.written:
+                self._store(pending, task)
+
+    def _store(self, pending: _Pending, task: SourceTask) -> None:
+        run = pending.run
+        try:
+            reached: list[tuple[Partition, Offset | None]] = []
+            if pending.end is not None:
+                reached += task.progress_offsets(pending.end)
+            if pending.written:
+                told = {json.dumps(p, sort_keys=True) for p, _ in pending.written}
+                reached = [(p, o) for p, o in reached if json.dumps(p, sort_keys=True) not in told]
+                reached += pending.written
+            stored: dict[str, Any] = run.extra.setdefault("stored_offsets", {})
+            changed = [(p, o) for p, o in reached if stored.get(json.dumps(p, sort_keys=True)) != o]
+            if changed:
+                self.offsets.put(run.connector, changed)
+                for p, o in changed:
+                    stored[json.dumps(p, sort_keys=True)] = o
+            # Progress counts a batch's rows at its end; a real-time task's producer counts each record as
+            # it is acknowledged, and the same records are in both: the larger is the count so far.
+            counted = run.extra["progress_rows"] = run.extra.get("progress_rows", 0) + pending.rows
+            records = max(counted, task.written_records() or 0)
+            if pending.rows or records > run.records:
+                # Each time, as the batch path does: a topics reset (KIP-558) clears what was recorded.
+                run.events.topics_seen(run.connector, run.task_id, run.extra.get("topics") or [])
+            run.records = max(run.records, records)
+            run.batches += pending.batches
+        except Exception:
+            # The next progress carries the same positions and more: storing them then loses nothing.
+            log.exception("task %s-%d: storing offsets from its query's progress", run.connector, run.task_id)
+
+
+def last_progress(query: StreamingQuery) -> dict[str, Any] | None:
+    """The query's last progress as parsed JSON (None before its first batch)."""
+    try:
+        progress = query.lastProgress
+    except Exception:  # the query's JVM side is gone
+        log.debug("reading the last progress", exc_info=True)
+        return None
+    if progress is None:
+        return None
+    text = getattr(progress, "json", None)
+    return json.loads(text) if isinstance(text, str) else dict(progress)
+
+
+def _merge(pending: _Pending, progress: Mapping[str, Any] | None, count: bool = True) -> None:
+    if not progress:
+        return
+    sources = progress.get("sources") or []
+    end = sources[0].get("endOffset") if sources else None
+    if isinstance(end, str):
+        end = json.loads(end)
+    if end is not None:
+        pending.end = end
+    # Rows written: the sink's count where it reports one (a source's filter may drop rows it read).
+    written = (progress.get("sink") or {}).get("numOutputRows")
+    rows = int(written if isinstance(written, int) and written >= 0 else progress.get("numInputRows") or 0)
+    rows = rows if count else 0
+    pending.rows += rows
+    pending.batches += 1 if rows else 0

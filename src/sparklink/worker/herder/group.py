@@ -1,0 +1,300 @@
+"""Membership of a worker group through Kafka's own group coordinator (Connect's WorkerGroupMember).
+
+Workers with the same `group.id` join one group with protocol type `sparklink` (so an Apache Connect
+group of the same name refuses them instead of mixing) and protocol `incremental-v1`. Each member's
+metadata says where its REST API is, how far it has read the config topic and what it runs; the
+leader (chosen by the broker) computes the assignment with assignor.py and every member gets what to
+start and what to stop, the leader's URL and the config offset the assignment was made at.
+
+Why kafka-python: librdkafka (confluent-kafka) has no custom group protocols; kafka-python's
+BaseCoordinator does JoinGroup/SyncGroup/Heartbeat/LeaveGroup with versions negotiated against the
+broker (checked against Kafka 4.3), runs heartbeats on its own IO thread, and leaves only the
+protocol's content to us. Caller: the distributed herder's tick thread (distributed.py).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kafka.coordinator.base import BaseCoordinator
+from kafka.net.compat import KafkaNetClient
+
+from sparklink.worker.herder.assignor import IncrementalCooperativeAssignor, Work
+from sparklink.worker.herder.model import ConnectorTaskId
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_TYPE = "sparklink"
+PROTOCOL = "incremental-v1"
+NO_ERROR, CONFIG_MISMATCH = 0, 1
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """What this member runs after a rebalance (Connect's ExtendedAssignment, merged with what it kept)."""
+
+    generation: int
+    member_id: str
+    leader: str
+    leader_url: str | None
+    config_offset: int
+    work: Work
+    revoked: Work = field(default_factory=Work)
+    delay_ms: int = 0
+    error: int = NO_ERROR
+
+    @property
+    def is_leader(self) -> bool:
+        return self.member_id == self.leader
+
+
+class GroupListener(Protocol):
+    def config_offset(self) -> int:
+        """How far this worker has read the config topic."""
+        ...
+
+    def configured(self, at_least: int) -> tuple[int, Work] | None:
+        """As leader: the configured connectors and tasks at a config offset >= `at_least`, or None
+        if this worker cannot catch up that far now."""
+        ...
+
+    def assigned(self, assignment: Assignment) -> None:
+        """A rebalance completed (called on the client's IO thread: take note, act elsewhere)."""
+        ...
+
+
+@dataclass
+class LeaderState:
+    """What the leader knows after assigning: each member's URL and work (to forward to owners)."""
+
+    urls: dict[str, str] = field(default_factory=dict)
+    work: dict[str, Work] = field(default_factory=dict)
+
+    def owner_url(self, connector: str | None = None, task: ConnectorTaskId | None = None) -> str | None:
+        for member, work in self.work.items():
+            if (connector is not None and connector in work.connectors) or (task is not None and task in work.tasks):
+                return self.urls.get(member)
+        return None
+
+
+class _Coordinator(BaseCoordinator):  # type: ignore[misc]
+    def __init__(self, member: WorkerGroupMember, client: KafkaNetClient, **config: Any) -> None:
+        super().__init__(client, **config)
+        self._member = member
+
+    def protocol_type(self) -> str:
+        return PROTOCOL_TYPE
+
+    def group_protocols(self) -> list[tuple[str, bytes]]:
+        return [(PROTOCOL, self._member.metadata())]
+
+    def _perform_assignment(self, leader_id: str, protocol: str, members: list[Any]) -> dict[str, bytes]:
+        return self._member.perform_assignment(leader_id, {m.member_id: m.metadata for m in members})
+
+    async def _on_join_complete_async(self, generation: int, member_id: str, protocol: str, data: bytes) -> None:
+        self._member.join_complete(generation, member_id, data)
+
+
+class WorkerGroupMember:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        group_id: str,
+        url: str,
+        listener: GroupListener,
+        session_timeout_ms: int = 10000,
+        heartbeat_interval_ms: int = 3000,
+        rebalance_timeout_ms: int = 60000,
+        scheduled_rebalance_max_delay_ms: int = 300000,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self.group_id = group_id
+        self.url = url
+        self._listener = listener
+        self._lock = threading.Lock()
+        self._assignment: Assignment | None = None
+        self._assignor = (
+            IncrementalCooperativeAssignor(scheduled_rebalance_max_delay_ms, clock)
+            if clock
+            else IncrementalCooperativeAssignor(scheduled_rebalance_max_delay_ms)
+        )
+        self._last_completed_generation = -1
+        self._rebalance_timeout_ms = rebalance_timeout_ms
+        self.leader_state = LeaderState()
+        self._client = KafkaNetClient(bootstrap_servers=bootstrap_servers, client_id=f"sparklink-{group_id}")
+        self._client._net.start()
+        self._client._manager.bootstrap(30000)
+        self._coordinator = _Coordinator(
+            self,
+            self._client,
+            group_id=group_id,
+            session_timeout_ms=session_timeout_ms,
+            heartbeat_interval_ms=heartbeat_interval_ms,
+            # JoinGroup's rebalance timeout: how long the coordinator waits for members to rejoin.
+            max_poll_interval_ms=rebalance_timeout_ms,
+            request_timeout_ms=rebalance_timeout_ms + 5000,
+            api_version=self._client._manager.broker_version,
+        )
+
+    # ------------------------------------------------------------------ driven by the tick thread
+    def ensure_active(self) -> bool:
+        """Join (or rejoin) if needed, waiting for the rebalance to complete; True once this member has a
+        current assignment."""
+        self._coordinator.poll_heartbeat()
+        # Wait as long as a rebalance may take: kafka-python drops a join that completes after the
+        # caller stopped waiting, and joining again would start yet another rebalance.
+        return bool(self._coordinator.ensure_active_group(timeout_ms=self._rebalance_timeout_ms + 10000))
+
+    def request_rejoin(self) -> None:
+        self._coordinator.request_rejoin()
+
+    def needs_rejoin(self) -> bool:
+        return bool(self._coordinator.need_rejoin())
+
+    def membership_lost(self) -> bool:
+        """The coordinator dropped us (session expired, fenced): what we run may already run elsewhere."""
+        generation = self._coordinator._generation
+        return self._assignment is not None and generation.generation_id == -1
+
+    @property
+    def assignment(self) -> Assignment | None:
+        with self._lock:
+            return self._assignment
+
+    def forget_assignment(self) -> None:
+        """After stopping everything because membership was lost: rejoin claiming nothing."""
+        with self._lock:
+            self._assignment = None
+
+    def stop(self) -> None:
+        """Leave the group at once (a clean shutdown rebalances without waiting for the session timeout)."""
+        try:
+            self._coordinator.close(timeout_ms=5000)
+        except Exception:
+            log.debug("leaving group %s", self.group_id, exc_info=True)
+        try:
+            self._client._net.close()
+        except Exception:
+            log.debug("closing the group client", exc_info=True)
+
+    # ------------------------------------------------------------------ protocol content
+    def metadata(self) -> bytes:
+        with self._lock:
+            work = self._assignment.work if self._assignment else Work()
+        return _encode(
+            {
+                "url": self.url,
+                "offset": self._listener.config_offset(),
+                "connectors": sorted(work.connectors),
+                "tasks": sorted([t.connector, t.task] for t in work.tasks),
+            }
+        )
+
+    def perform_assignment(self, leader_id: str, raw: Mapping[str, bytes]) -> dict[str, bytes]:
+        members = {m: json.loads(data) for m, data in raw.items()}
+        max_offset = max(int(m["offset"]) for m in members.values())
+        leader_url = members[leader_id]["url"]
+        # This round's generation: kafka-python sets it from the JoinGroup response before the leader
+        # assigns. The assignor trusts its memory of the previous round only if that round completed
+        # (Connect's lastCompletedGenerationId check), so an off-by-one here makes it forget every round:
+        # deleted connectors are never revoked and a dead worker's work moves without the delay.
+        generation = self._coordinator._generation.generation_id
+        snapshot = self._listener.configured(max_offset)
+        if snapshot is None:
+            log.info(
+                "leader of %s is behind the config topic (offset %d); asking for a re-sync", self.group_id, max_offset
+            )
+            return {
+                m: _encode(_assignment_body(leader_id, leader_url, max_offset, Work(), Work(), 0, CONFIG_MISMATCH))
+                for m in members
+            }
+        offset, configured = snapshot
+        running = {
+            m: Work.of(body["connectors"], (ConnectorTaskId(c, int(t)) for c, t in body["tasks"]))
+            for m, body in members.items()
+        }
+        decision = self._assignor.assign(configured, running, self._last_completed_generation, generation)
+        self.leader_state = LeaderState({m: b["url"] for m, b in members.items()}, dict(decision.running_after))
+        log.info(
+            "group %s: assigning %d connectors and %d tasks to %d workers (delay %d ms)",
+            self.group_id,
+            len(configured.connectors),
+            len(configured.tasks),
+            len(members),
+            decision.delay_ms,
+        )
+        return {
+            m: _encode(
+                _assignment_body(
+                    leader_id,
+                    leader_url,
+                    offset,
+                    decision.assigned.get(m, Work()),
+                    decision.revoked.get(m, Work()),
+                    decision.delay_ms,
+                    NO_ERROR,
+                )
+            )
+            for m in members
+        }
+
+    def join_complete(self, generation: int, member_id: str, data: bytes) -> None:
+        body = json.loads(data)
+        added = _work(body["connectors"], body["tasks"])
+        revoked = _work(body["revoked_connectors"], body["revoked_tasks"])
+        with self._lock:
+            kept = (self._assignment.work if self._assignment else Work()) - revoked
+            assignment = Assignment(
+                generation=generation,
+                member_id=member_id,
+                leader=body["leader"],
+                leader_url=body["leader_url"],
+                config_offset=int(body["offset"]),
+                work=kept | added,
+                revoked=revoked,
+                delay_ms=int(body["delay"]),
+                error=int(body["error"]),
+            )
+            if assignment.error == NO_ERROR:
+                self._assignment = assignment
+            self._last_completed_generation = generation
+        log.info(
+            "worker %s joined group %s at generation %d (leader %s): %d connectors, %d tasks, %d revoked",
+            self.url,
+            self.group_id,
+            generation,
+            assignment.leader_url,
+            len(assignment.work.connectors),
+            len(assignment.work.tasks),
+            assignment.revoked.size,
+        )
+        self._listener.assigned(assignment)
+
+
+def _work(connectors: list[str], tasks: list[list[Any]]) -> Work:
+    return Work.of(connectors, (ConnectorTaskId(str(c), int(t)) for c, t in tasks))
+
+
+def _assignment_body(
+    leader: str, leader_url: str, offset: int, assigned: Work, revoked: Work, delay: int, error: int
+) -> dict[str, Any]:
+    return {
+        "error": error,
+        "leader": leader,
+        "leader_url": leader_url,
+        "offset": offset,
+        "connectors": sorted(assigned.connectors),
+        "tasks": sorted([t.connector, t.task] for t in assigned.tasks),
+        "revoked_connectors": sorted(revoked.connectors),
+        "revoked_tasks": sorted([t.connector, t.task] for t in revoked.tasks),
+        "delay": delay,
+    }
+
+
+def _encode(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()

@@ -1,0 +1,365 @@
+"""The standalone herder: decides what every connector should be doing and keeps the stores in step.
+
+It owns the state machine (target states, statuses, task configs, KIP-745 restarts, KIP-875 offsets)
+and tells its worker (execution/worker.py) which connector instances and task queries to run; it
+never touches Spark itself. One worker, one herder; a restarted herder rebuilds everything from the
+stores' topics. Callers: the REST API and the CLI through the `Herder` Protocol (model.py), the
+worker through `TaskEvents`, and connector instances through their `ConnectorContext`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TypeVar
+
+from sparklink.api.config import ConfigKey
+from sparklink.api.connector import ConnectorContext
+from sparklink.api.errors import AlreadyExistsError, BadRequestError, NotFoundError
+from sparklink.api.states import State, TargetState
+from sparklink.api.task_config import CONNECTOR_CLASS, sink_group
+from sparklink.worker.config import WorkerConfig
+from sparklink.worker.herder import offsets, restarts, validation
+from sparklink.worker.herder.lifecycle import Lifecycle, trace
+from sparklink.worker.herder.model import (
+    ConfigInfos,
+    ConnectorInfo,
+    ConnectorOffset,
+    ConnectorState,
+    ConnectorStateInfo,
+    ConnectorTaskId,
+    ConnectorType,
+    PluginInfo,
+    RawConfig,
+    TaskInfo,
+    TaskMetrics,
+    TaskState,
+)
+from sparklink.worker.herder.runner import ConnectorRunner
+from sparklink.worker.plugins import Plugins
+from sparklink.worker.storage.config import ConfigStore, RestartRequest
+from sparklink.worker.storage.group_offsets import GroupOffsetStore
+from sparklink.worker.storage.offsets import OffsetStore
+from sparklink.worker.storage.status import Status, StatusStore
+from sparklink.worker.transforms import catalog as transform_catalog
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Stores:
+    """The herder's four stores; they never import each other."""
+
+    configs: ConfigStore
+    statuses: StatusStore
+    offsets: OffsetStore
+    group_offsets: GroupOffsetStore
+
+
+class StandaloneHerder:
+    def __init__(
+        self, config: WorkerConfig, stores: Stores, worker: ConnectorRunner, plugins: Plugins, cluster_id: str = ""
+    ) -> None:
+        self.config = config
+        self.configs = stores.configs
+        self.statuses = stores.statuses
+        self.offsets = stores.offsets
+        self.group_offsets = stores.group_offsets
+        self.worker = worker
+        self._plugins = plugins
+        self._cluster_id = cluster_id
+        self._offsets_editor = offsets.Editor(stores.offsets, stores.group_offsets, worker)
+        self._run = Lifecycle(self.configs, self.statuses, worker, config.worker_id, self, plugins)
+        self._ready = threading.Event()
+        self._lock = threading.RLock()
+        # Asynchronous work (KIP-745 restarts, task reconfiguration) runs here, one item at a time.
+        self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="herder")
+
+    @property
+    def ready(self) -> bool:
+        return self._ready.is_set()
+
+    @property
+    def worker_id(self) -> str:
+        return self.config.worker_id
+
+    @property
+    def cluster_id(self) -> str:
+        return self._cluster_id
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        """Replay the stores and bring every connector to its target state."""
+        self.configs.start()
+        self.statuses.start()
+        self.offsets.start()
+        with self._lock:
+            for name in self.configs.connectors():
+                self.configs.clear_restart_request(name)  # requests replayed from the log were handled
+                self._run.start_connector(name)
+        self._ready.set()
+
+    def stop(self) -> None:
+        """Stop every task query and connector (recorded UNASSIGNED, as Connect does), then the stores."""
+        self._ready.clear()
+        self._background.shutdown(wait=True, cancel_futures=True)
+        with self._lock:
+            for name in self.configs.connectors():
+                if self.worker.is_running(name):
+                    self._run.stop_connector(name, final_state=State.UNASSIGNED)
+            self.worker.close()
+        self.configs.stop()
+        self.statuses.stop()
+        self.offsets.stop()
+
+    # ------------------------------------------------------------------ reads
+    def connectors(self) -> list[str]:
+        return self.configs.connectors()
+
+    def connector_config(self, name: str) -> dict[str, str]:
+        return self._require(name, f"Connector {name} not found")
+
+    def connector_info(self, name: str) -> ConnectorInfo:
+        config = self.connector_config(name)
+        tasks = tuple(ConnectorTaskId(name, i) for i in range(len(self.configs.task_configs(name))))
+        return ConnectorInfo(name, config, tasks, self._type_of(config))
+
+    def connector_status(self, name: str) -> ConnectorStateInfo:
+        status = self.statuses.connector(name)
+        config = self.configs.connector_config(name)
+        if status is None or config is None:
+            raise NotFoundError(f"No status found for connector {name}")
+        tasks = tuple(_task_state(i, s) for i, s in sorted(self.statuses.tasks(name).items()))
+        connector = ConnectorState(status.state, status.worker_id, status.trace, status.version)
+        return ConnectorStateInfo(name, connector, tasks, self._type_of(config))
+
+    def task_status(self, name: str, task_id: int) -> TaskState:
+        status = self.statuses.task(name, task_id)
+        if status is None or self.configs.connector_config(name) is None:
+            raise NotFoundError(f"No status found for task {name}-{task_id}")
+        return _task_state(task_id, status)
+
+    def task_configs(self, name: str) -> list[TaskInfo]:
+        self.connector_config(name)
+        return [TaskInfo(ConnectorTaskId(name, i), c) for i, c in enumerate(self.configs.task_configs(name))]
+
+    # ------------------------------------------------------------------ config changes
+    def create_connector(self, name: str, config: RawConfig, initial_state: TargetState | None = None) -> ConnectorInfo:
+        with self._lock:
+            if self.configs.connector_config(name) is not None:
+                raise AlreadyExistsError(f"Connector {name} already exists")
+            self.configs.put_connector_config(name, self._validated(name, config), initial_state)
+            self._run.start_connector(name)
+            return self.connector_info(name)
+
+    def put_connector_config(self, name: str, config: RawConfig) -> tuple[bool, ConnectorInfo]:
+        with self._lock:
+            created = self.configs.connector_config(name) is None
+            validated = self._validated(name, config)
+            if not created:
+                self._run.stop_connector(name, final_state=None)
+            self.configs.put_connector_config(name, validated)
+            self._run.start_connector(name, regenerate_tasks=True)
+            return created, self.connector_info(name)
+
+    def patch_connector_config(self, name: str, patch: Mapping[str, str | None]) -> ConnectorInfo:
+        with self._lock:
+            merged = {**self.connector_config(name), **patch}
+            return self.put_connector_config(name, {k: v for k, v in merged.items() if v is not None})[1]
+
+    def delete_connector(self, name: str) -> None:
+        with self._lock:
+            self.connector_config(name)
+            self._run.stop_connector(name, final_state=None)
+            self.configs.remove_connector(name)
+            self.statuses.remove_connector(name)
+            self.statuses.remove_topics(name)
+
+    # ------------------------------------------------------------------ target states
+    def pause_connector(self, name: str) -> None:
+        with self._lock:
+            self._require(name, f"Unknown connector {name}")
+            if self.configs.target_state(name) is TargetState.PAUSED:
+                return
+            self._run.stop_connector(name, final_state=None)
+            self.configs.put_target_state(name, TargetState.PAUSED)
+            # From STOPPED, pausing regenerates the tasks (paused) like Connect does.
+            self._run.start_connector(name, regenerate_tasks=not self.configs.task_configs(name))
+
+    def resume_connector(self, name: str) -> None:
+        with self._lock:
+            self._require(name, f"Unknown connector {name}")
+            if self.configs.target_state(name) is TargetState.STARTED and self.worker.is_running(name):
+                return
+            self._run.stop_connector(name, final_state=None)
+            self.configs.put_target_state(name, TargetState.STARTED)
+            self._run.start_connector(name)
+
+    def stop_connector(self, name: str) -> None:
+        """KIP-875 STOPPED: no tasks at all (empty task configs), the connector instance shut down."""
+        with self._lock:
+            self._require(name, f"Unknown connector {name}")
+            had_tasks = bool(self.configs.task_configs(name))
+            self._run.stop_connector(name, final_state=None)
+            if had_tasks:
+                self.configs.put_task_configs(name, [])
+            self.configs.put_target_state(name, TargetState.STOPPED)
+            for task_id in self.statuses.tasks(name):
+                self.statuses.remove_task(name, task_id)
+            self._run.put_status(name, None, State.STOPPED)
+
+    # ------------------------------------------------------------------ restarts (KIP-745)
+    def restart_connector(self, name: str, include_tasks: bool, only_failed: bool) -> ConnectorStateInfo | None:
+        self._require(name, f"Unknown connector: {name}")
+        if not include_tasks and not only_failed:
+            with self._lock:
+                self._run.restart_instance(name)
+            return None
+        connector = self.statuses.connector(name)
+        if connector is None:
+            raise NotFoundError(f"Status for connector {name} not found")
+        request = RestartRequest(name, include_tasks, only_failed)
+        plan = restarts.build_plan(request, connector, self.statuses.tasks(name))
+        self.configs.put_restart_request(request)
+        body = restarts.marked(plan, self.connector_status(name))
+        if plan.is_noop:
+            self.configs.clear_restart_request(name)
+        else:
+            self._background.submit(self._execute_restart, plan)
+        return body
+
+    def restart_task(self, name: str, task_id: int) -> None:
+        with self._lock:
+            self._require(name, f"Unknown connector: {name}")
+            task_configs = self.configs.task_configs(name)
+            if not 0 <= task_id < len(task_configs):
+                raise NotFoundError(f"Unknown task: {name}-{task_id}")
+            self.worker.stop_task(name, task_id)
+            self._run.start_task(name, task_id, task_configs[task_id])
+
+    def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
+        raise BadRequestError(
+            "Task configs are only accepted from other workers of a group; this worker runs standalone "
+            "(set sparklink.worker.mode=distributed to form a group)"
+        )
+
+    # ------------------------------------------------------------------ offsets (KIP-875)
+    def connector_offsets(self, name: str) -> list[ConnectorOffset]:
+        config = self.connector_config(name)
+        if self._type_of(config) == "sink":
+            return offsets.sink_entries(self.group_offsets.read(sink_group(name, config)))
+        return [ConnectorOffset(p, o) for p, o in self.offsets.get(name)]
+
+    def alter_offsets(self, name: str, entries: Sequence[ConnectorOffset]) -> str:
+        return self._modify_offsets(name, entries)
+
+    def reset_offsets(self, name: str) -> str:
+        return self._modify_offsets(name, None)
+
+    def _modify_offsets(self, name: str, entries: Sequence[ConnectorOffset] | None) -> str:
+        with self._lock:
+            config = self.connector_config(name)
+            if self.configs.target_state(name) is not TargetState.STOPPED or self.configs.task_configs(name):
+                raise BadRequestError(offsets.STOPPED_REQUIRED.format(name=name))
+            sink = self._plugins.resolve(config[CONNECTOR_CLASS]).type == "sink"
+            handled = self._offsets_editor.modify(name, config, sink, entries)
+        return offsets.success_message("altered" if entries is not None else "reset", handled)
+
+    # ------------------------------------------------------------------ active topics (KIP-558)
+    def active_topics(self, name: str) -> list[str]:
+        validation.require_topic_tracking(self.config, reset=False)
+        return self.statuses.topics(name)
+
+    def reset_active_topics(self, name: str) -> None:
+        validation.require_topic_tracking(self.config, reset=True)
+        self.statuses.remove_topics(name)
+
+    # ------------------------------------------------------------------ plugins and metrics
+    def plugins(self, connectors_only: bool = True) -> list[PluginInfo]:
+        connectors = [PluginInfo(d.class_name, d.type, d.cls().version()) for d in self._plugins.all()]
+        if connectors_only:
+            return connectors
+        # Connect's order: connectors, then transformations, predicates, converters, header converters.
+        return connectors + [PluginInfo(c.class_name, kind, c.version()) for c, kind in transform_catalog.listing()]
+
+    def plugin_config(self, plugin: str) -> list[ConfigKey]:
+        desc = self._plugins.find(plugin)
+        if desc is None:
+            other = transform_catalog.find_any(plugin)
+            if other is None:
+                raise NotFoundError(f"Unknown plugin {plugin}.")
+            return list(other.config_def().keys.values())
+        return list(validation.definition(desc).keys.values())
+
+    def validate(self, plugin: str, config: RawConfig) -> ConfigInfos:
+        return validation.config_infos(self._plugins, plugin, config, self.config.tasks_max_limit)
+
+    def task_metrics(self) -> list[TaskMetrics]:
+        return [TaskMetrics(c.connector, c.task, c.records, c.batches) for c in self.worker.task_counters()]
+
+    # ------------------------------------------------------------------ connector context and task events
+    def context(self, name: str) -> ConnectorContext:
+        return _Context(self, name)
+
+    def request_task_reconfiguration(self, name: str) -> None:
+        self._background.submit(self._locked, self._run.reconfigure, name)
+
+    def connector_failed(self, name: str, error: Exception) -> None:
+        self._run.put_status(name, None, State.FAILED, trace(error))
+
+    def _execute_restart(self, plan: restarts.RestartPlan) -> None:
+        try:
+            self._locked(self._run.execute_restart, plan)
+        except Exception:
+            log.exception("restart of connector %s failed", plan.request.connector)
+
+    def _locked(self, action: Callable[[T], None], arg: T) -> None:
+        with self._lock:
+            action(arg)
+
+    def task_failed(self, connector: str, task_id: int, trace: str) -> None:
+        if self.configs.connector_config(connector) is not None:
+            self._run.put_status(connector, task_id, State.FAILED, trace)
+
+    def topics_seen(self, connector: str, task_id: int, topics: list[str]) -> None:
+        if not self.config.topic_tracking_enable:
+            return
+        for topic in topics:
+            if not self.statuses.has_topic(connector, topic):
+                self.statuses.put_topic(connector, topic, task_id)
+
+    # ------------------------------------------------------------------ internals
+    def _require(self, name: str, message: str) -> dict[str, str]:
+        config = self.configs.connector_config(name)
+        if config is None:
+            raise NotFoundError(message)
+        return config
+
+    def _validated(self, name: str, config: RawConfig) -> dict[str, str]:
+        return validation.validated(self._plugins, name, config, self.config.tasks_max_limit)
+
+    def _type_of(self, config: Mapping[str, str]) -> ConnectorType:
+        desc = self._plugins.find(config.get(CONNECTOR_CLASS, ""))
+        return desc.cls.type if desc else "unknown"
+
+
+class _Context:
+    """The ConnectorContext a connector instance gets; calls back into the herder."""
+
+    def __init__(self, herder: StandaloneHerder, name: str) -> None:
+        self._herder = herder
+        self._name = name
+
+    def request_task_reconfiguration(self) -> None:
+        self._herder.request_task_reconfiguration(self._name)
+
+    def raise_error(self, error: Exception) -> None:
+        self._herder.connector_failed(self._name, error)
+
+
+def _task_state(task_id: int, status: Status) -> TaskState:
+    return TaskState(status.state, status.worker_id, status.trace, status.version, id=task_id)

@@ -1,0 +1,170 @@
+"""Connector config validation shared by create/update and `/config/validate`.
+
+The base keys every connector has (Connect's ConnectorConfig, plus SinkConnectorConfig's `topics`)
+are declared once here; a plugin's own ConfigDef is merged over them. Caller: the herder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from sparklink.api import config as cfg
+from sparklink.api.errors import BadRequestError, ConfigValidationError, ForbiddenError
+from sparklink.api.task_config import CONNECTOR_CLASS, TASKS_MAX, TASKS_MAX_ENFORCE, TOPICS
+from sparklink.worker.config import WorkerConfig
+from sparklink.worker.herder import connector_config
+from sparklink.worker.herder.model import ConfigInfo, ConfigInfos, ConfigValueInfo, RawConfig
+from sparklink.worker.plugins import PluginDesc, Plugins
+from sparklink.worker.transforms import connector_config as transform_keys
+
+NULL_VALUE = "Null value can not be supplied as the configuration value."
+
+
+def tasks_max_enforce(config: Mapping[str, str]) -> bool:
+    """`tasks.max.enforce`: whether generating more task configs than tasks.max fails the connector."""
+    return bool(cfg.parse_value(connector_config.SOURCE.keys[TASKS_MAX_ENFORCE], config.get(TASKS_MAX_ENFORCE)))
+
+
+def base_def(connector_type: str) -> cfg.ConfigDef:
+    return connector_config.SINK if connector_type == "sink" else connector_config.SOURCE
+
+
+def tasks_max(config: Mapping[str, str]) -> int:
+    """The connector's `tasks.max`, parsed by its one declaration."""
+    return int(cfg.parse_value(connector_config.SOURCE.keys[TASKS_MAX], config.get(TASKS_MAX)))
+
+
+def require_topic_tracking(config: WorkerConfig, reset: bool) -> None:
+    """KIP-558's worker switches: 403 when tracking (or resetting it) is off."""
+    if not config.topic_tracking_enable:
+        raise ForbiddenError("Topic tracking is disabled.")
+    if reset and not config.topic_tracking_allow_reset:
+        raise ForbiddenError("Topic tracking reset is disabled.")
+
+
+def definition(desc: PluginDesc) -> cfg.ConfigDef:
+    """The plugin's own keys first, then the base keys it does not override (`/connector-plugins/{p}/config`)."""
+    return desc.cls.config_def().merged(base_def(desc.type))
+
+
+def validated_keys(desc: PluginDesc, config: Mapping[str, str] | None = None) -> dict[str, cfg.ConfigKey]:
+    """Connect's validate order: the base keys, the keys the config's transforms and predicates add
+    (ConnectorConfig#enrich), then the plugin's (a plugin's definition wins)."""
+    alias = transform_keys.alias_keys(config or {}).keys
+    return {**base_def(desc.type).keys, **alias, **desc.cls.config_def().keys}
+
+
+def validate(plugins: Plugins, raw: RawConfig, tasks_limit: int) -> dict[str, list[str]]:
+    """Errors per key for a full connector config (an unknown class is reported on connector.class).
+
+    A null value is an error of its own (AbstractHerder#addNullValuedErrors); `tasks.max` may not
+    exceed this worker's `sparklink.tasks.max.limit`, since every task is a Spark query here.
+    """
+    config = {k: v for k, v in raw.items() if v is not None}
+    errors = _validate(plugins, config)
+    desc = plugins.find(config.get(CONNECTOR_CLASS, ""))
+    keys = validated_keys(desc, config) if desc else connector_config.SOURCE.keys
+    for key in (k for k, v in raw.items() if v is None):
+        # ConfigDef validates the null first (range checks refuse it), then Connect adds its own error.
+        if key in keys and getattr(keys[key].validator, "rejects_null", False):
+            errors.setdefault(key, []).append(cfg.invalid(key, None, cfg.NON_NULL))
+        errors.setdefault(key, []).append(NULL_VALUE)
+    if not errors.get(TASKS_MAX) and tasks_max(config) > tasks_limit:
+        errors[TASKS_MAX].append(
+            cfg.invalid(TASKS_MAX, config[TASKS_MAX], f"Value must be no more than {tasks_limit}")
+            + " (this worker's sparklink.tasks.max.limit: each task is a Spark streaming query)"
+        )
+    return errors
+
+
+def _validate(plugins: Plugins, config: Mapping[str, str]) -> dict[str, list[str]]:
+    desc = plugins.find(config.get("connector.class", ""))
+    if desc is None:
+        errors = connector_config.SOURCE.validate(config)
+        errors.setdefault("connector.class", []).append(
+            f"Invalid value {config.get('connector.class')} for configuration connector.class: "
+            "no connector plugin with this name or alias"
+        )
+        return errors
+    errors = definition(desc).validate(config)
+    # The plugin's own checks, then converters, transforms, predicates and the DLQ with Connect's messages.
+    for key, errs in [*desc.cls().validate(config).items(), *transform_keys.validate(config, desc.type).items()]:
+        for e in errs:
+            if e not in errors.setdefault(key, []):
+                errors[key].append(e)
+    if desc.type == "sink" and not config.get(TOPICS, "").strip():
+        errors.setdefault(TOPICS, []).append("Must configure one of topics or topics.regex")
+    return errors
+
+
+def validated(plugins: Plugins, name: str, raw: RawConfig, tasks_limit: int) -> dict[str, str]:
+    """The config a create or update stores, or a 400 listing every error as Connect does."""
+    if raw.get("name", name) != name:
+        raise BadRequestError(
+            f"Connector name configuration ({raw['name']}) doesn't match connector name in the URL ({name})"
+        )
+    check_addressable(name)
+    raw = {**raw, "name": name}
+    connector_class = raw.get(CONNECTOR_CLASS)
+    if not connector_class:
+        raise BadRequestError(f"Connector config {java_map(raw)} contains no connector type")
+    plugins.resolve(connector_class)
+    errors = {k: v for k, v in validate(plugins, raw, tasks_limit).items() if v}
+    if errors:
+        lines = [e for errs in errors.values() for e in errs]
+        raise ConfigValidationError(
+            f"Connector configuration is invalid and contains the following {len(lines)} error(s):\n"
+            + "\n".join(lines)
+            + "\nYou can also find the above list of errors at the endpoint "
+            "`/connector-plugins/{connectorType}/config/validate`",
+            errors,
+        )
+    return {k: v for k, v in raw.items() if v is not None}
+
+
+def check_addressable(name: str) -> None:
+    """A name the REST API could not address is refused (Connect accepts it, then cannot reach it)."""
+    if "/" in name or name in (".", ".."):
+        raise BadRequestError(
+            f"Connector name {name!r} cannot be used: names may not contain '/' or be '.' or '..', because "
+            "/connectors/{name} could not address the connector"
+        )
+
+
+def config_infos(plugins: Plugins, plugin: str, config: RawConfig, tasks_limit: int) -> ConfigInfos:
+    """The `/connector-plugins/{plugin}/config/validate` answer (Connect's ConfigInfos)."""
+    connector_class = config.get(CONNECTOR_CLASS)
+    if not connector_class:
+        raise BadRequestError(f"Connector config {java_map(config)} contains no connector type")
+    if not _same_type(connector_class, plugin):
+        raise BadRequestError(f"Included connector type {connector_class} does not match request type {plugin}")
+    keys = validated_keys(plugins.resolve(connector_class), {k: v for k, v in config.items() if v is not None})
+    errors = validate(plugins, config, tasks_limit)
+    configs = []
+    for name in dict.fromkeys([*keys, *errors]):
+        key = keys.get(name)
+        value = ConfigValueInfo(
+            name=name,
+            value=config.get(name, key.default_string() if key else None),
+            recommended_values=key.recommended if key else (),
+            errors=tuple(errors.get(name, [])),
+        )
+        configs.append(ConfigInfo(key, value))
+    return ConfigInfos(
+        name=connector_class,
+        error_count=sum(len(e) for e in errors.values()),
+        groups=tuple(dict.fromkeys(k.group for k in keys.values() if k.group)),
+        configs=tuple(configs),
+    )
+
+
+def _same_type(connector_class: str, plugin: str) -> bool:
+    # Connect strips a trailing "Connector" from both names and compares with endsWith.
+    a = connector_class.removesuffix("Connector")
+    b = plugin.removesuffix("Connector")
+    return a.endswith(b) or b.endswith(a)
+
+
+def java_map(config: RawConfig) -> str:
+    """A map as Java's toString writes it, which Connect's messages quote."""
+    return "{" + ", ".join(f"{k}={v}" for k, v in config.items()) + "}"

@@ -1,0 +1,205 @@
+"""Error handling with Connect's configs: tolerance, error log, dead letter queue and retries.
+Caller: the pipeline (policy and failure text) and the worker (DLQ write, retries around batch writes).
+
+Per record, a conversion or transform failure is a value of the `__sl_error` column, never a Spark
+exception. With `errors.tolerance=none` the first such record fails the batch (a Spark job error whose
+text names its topic, partition and offset); with `all` the failed records are logged when
+`errors.log.enable` and, for sinks, written to `errors.deadletterqueue.topic.name` with their original
+key, value and headers plus Connect's `__connect.errors.*` context headers when
+`errors.deadletterqueue.context.headers.enable`.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from sparklink.api.errors import RetriableError
+from sparklink.worker.transforms import exprs as x
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+log = logging.getLogger(__name__)
+
+HEADER_PREFIX = "__connect.errors."
+RETRIES_DELAY_MIN_MS = 300
+LOGGED_PER_BATCH = 100
+
+
+@dataclass(frozen=True)
+class ErrorPolicy:
+    tolerance: str = "none"
+    log_enable: bool = False
+    log_include_messages: bool = False
+    retry_timeout_ms: int = 0
+    retry_delay_max_ms: int = 60_000
+    dlq_topic: str = ""
+    dlq_replication_factor: int = 3
+    dlq_context_headers: bool = False
+
+    @property
+    def tolerant(self) -> bool:
+        return self.tolerance == "all"
+
+    @classmethod
+    def from_config(cls, parsed: Mapping[str, Any], sink: bool) -> ErrorPolicy:
+        return cls(
+            tolerance=str(parsed.get("errors.tolerance", "none")).lower(),
+            log_enable=bool(parsed.get("errors.log.enable", False)),
+            log_include_messages=bool(parsed.get("errors.log.include.messages", False)),
+            retry_timeout_ms=int(parsed.get("errors.retry.timeout", 0)),
+            retry_delay_max_ms=int(parsed.get("errors.retry.delay.max.ms", 60_000)),
+            dlq_topic=str(parsed.get("errors.deadletterqueue.topic.name") or "").strip() if sink else "",
+            dlq_replication_factor=int(parsed.get("errors.deadletterqueue.topic.replication.factor", 3)),
+            dlq_context_headers=bool(parsed.get("errors.deadletterqueue.context.headers.enable", False)),
+        )
+
+
+def failure_text(error: str, topic: str, partition: str, offset: str) -> str:
+    """The message a record's failure fails the task with (errors.tolerance=none)."""
+    return x.concat(
+        "'Tolerance exceeded in error handler: '",
+        f"{error}.stage",
+        "' ('",
+        f"{error}.class",
+        "') failed on the record at topic='",
+        f"coalesce({topic}, 'null')",
+        "', partition='",
+        f"coalesce(CAST({partition} AS STRING), 'null')",
+        "', offset='",
+        f"coalesce(CAST({offset} AS STRING), 'null')",
+        "': '",
+        f"{error}.exception",
+        "': '",
+        f"coalesce({error}.message, '')",
+    )
+
+
+def context_headers(original: str, error: str, connector: str, task_id: int) -> str:
+    """Connect's DeadLetterQueueReporter context headers, in its order, as Kafka header structs."""
+
+    def header(name: str, value: str) -> str:
+        return f"named_struct('key', {x.text(HEADER_PREFIX + name)}, 'value', encode({value}, 'UTF-8'))"
+
+    message = f"coalesce({error}.message, '')"
+    trace = x.concat(
+        f"{error}.exception",
+        "': '",
+        message,
+        x.text("\n\tat "),
+        f"{error}.class",
+        "' (sparklink, stage '",
+        f"{error}.stage",
+        x.text(")\n"),
+    )
+    return (
+        "array("
+        + ", ".join(
+            [
+                header("topic", f"{original}.topic"),
+                header("partition", f"CAST({original}.partition AS STRING)"),
+                header("offset", f"CAST({original}.offset AS STRING)"),
+                header("connector.name", x.text(connector)),
+                header("task.id", x.text(str(task_id))),
+                header("stage", f"{error}.stage"),
+                header("class.name", f"{error}.class"),
+                header("exception.class.name", f"{error}.exception"),
+                header("exception.message", message),
+                header("exception.stacktrace", trace),
+            ]
+        )
+        + ")"
+    )
+
+
+def dlq_records(errant: DataFrame, policy: ErrorPolicy, connector: str, task_id: int) -> DataFrame:
+    """The DLQ records of a sink's failed records: original key, value, headers (+ context headers)."""
+    headers = f"coalesce(original.headers, {x.EMPTY_HEADERS})"
+    if policy.dlq_context_headers:
+        headers = f"concat({headers}, {context_headers('original', 'error', connector, task_id)})"
+    return errant.selectExpr("original.key AS key", "original.value AS value", f"{headers} AS headers")
+
+
+def ensure_topic(bootstrap_servers: str, topic: str, replication_factor: int, admin_config: Mapping[str, str]) -> None:
+    """Create the DLQ topic with one partition if it does not exist (as Connect's DLQ reporter does)."""
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+    from sparklink.clients.settings import client_config
+
+    admin = AdminClient(client_config(bootstrap_servers, **dict(admin_config)))
+    if topic in admin.list_topics(timeout=30).topics:
+        return
+    log.info("Topic %s doesn't exist. Will attempt to create topic.", topic)
+    future = admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=replication_factor)])[topic]
+    try:
+        future.result(timeout=60)
+    except Exception as exc:
+        if "TOPIC_ALREADY_EXISTS" not in str(exc):
+            raise RuntimeError(f"Could not initialize dead letter queue with topic={topic}: {exc}") from exc
+
+
+def log_errant(errant: DataFrame, policy: ErrorPolicy, connector: str, task_id: int, sink: bool) -> None:
+    """Connect's LogReporter: one ERROR line per failed record (the first LOGGED_PER_BATCH of a batch)."""
+    rows = errant.selectExpr(
+        "error.stage AS stage",
+        "error.class AS class",
+        "error.exception AS exception",
+        "error.message AS message",
+        "original.topic AS topic",
+        "original.partition AS partition",
+        "original.offset AS offset",
+        "original.timestamp AS timestamp",
+    ).take(LOGGED_PER_BATCH)
+    for row in rows:
+        text = f"Error encountered in task {connector}-{task_id}. "
+        text += f"Executing stage '{row['stage']}' with class '{row['class']}'"
+        if policy.log_include_messages:
+            where = "consumed record" if sink else "source record"
+            text += (
+                f", where {where} is {{topic='{row['topic']}', partition={row['partition']}, "
+                f"offset={row['offset']}, timestamp={row['timestamp']}}}"
+            )
+        log.error("%s. %s: %s", text, row["exception"], row["message"])
+
+
+R = TypeVar("R")
+
+
+def retrying(policy: ErrorPolicy, operation: Callable[[], R], stopping: Callable[[], bool] = lambda: False) -> R:
+    """Run `operation`, retrying retriable failures with Connect's backoff (300 ms doubling, capped by
+    errors.retry.delay.max.ms with jitter) until errors.retry.timeout (ms; -1 = forever) has passed."""
+    deadline = time.monotonic() + policy.retry_timeout_ms / 1000 if policy.retry_timeout_ms >= 0 else float("inf")
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return operation()
+        except Exception as exc:
+            if not is_retriable(exc) or time.monotonic() >= deadline or stopping():
+                raise
+            delay = RETRIES_DELAY_MIN_MS << min(attempt - 1, 20)
+            if delay > policy.retry_delay_max_ms:
+                delay = random.randrange(max(policy.retry_delay_max_ms, 1))
+            delay_s = min(delay / 1000, max(0.0, deadline - time.monotonic()))
+            log.debug("retriable failure (attempt %d), retrying in %.3f s: %s", attempt, delay_s, exc)
+            time.sleep(delay_s)
+
+
+def is_retriable(exc: BaseException) -> bool:
+    if isinstance(exc, RetriableError):
+        return True
+    retriable = getattr(exc, "retriable", None)
+    if callable(retriable):
+        try:
+            return bool(retriable())
+        except Exception:
+            return False
+    for arg in getattr(exc, "args", ()):
+        if callable(getattr(arg, "retriable", None)):
+            return bool(arg.retriable())
+    return False

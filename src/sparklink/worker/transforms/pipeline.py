@@ -1,0 +1,322 @@
+"""Compile a connector's converters, transforms, predicates and error policy into one Spark plan.
+Caller: the worker, once per task; `Pipeline.run(batch)` per micro-batch.
+
+Sinks: Kafka records (Spark's Kafka source columns) -> key/value converters -> transforms -> the
+records the SinkTask writes (key/value as binary, string or VARIANT, see `record.Kind`).
+Sources: the SourceTask's columns (`topic`, `key`, `value`[, `headers`, `partition`]) -> transforms ->
+key/value converters -> the Kafka columns Spark's Kafka writer takes.
+
+Each step is one `selectExpr` over named columns, so Spark keeps one plan (its optimizer collapses the
+projections) and every record stays in the JVM. The SQL text of the steps is built once per task and
+input schema, then replayed on every batch. A record that fails a step carries the failure in the
+error column: `errors.tolerance=none` turns the first one into a failed batch naming its topic,
+partition and offset; `all` splits the batch into good and errant records.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from sparklink.worker.transforms import catalog, connector_config, errors
+from sparklink.worker.transforms import exprs as x
+from sparklink.worker.transforms.converters import ByteArrayConverter, Converter
+from sparklink.worker.transforms.frames import ERROR, ORIGINAL, Op, barrier, materialize, output, source_datum
+from sparklink.worker.transforms.predicates import Predicate
+from sparklink.worker.transforms.record import KEY_CONVERTER, NO_ERROR, VALUE_CONVERTER, Datum, Rec, Side
+from sparklink.worker.transforms.smt.base import Transformation
+from sparklink.worker.transforms.smt.sql import SqlTransform
+from sparklink.worker.transforms.sql_step import SqlStepError, sql_step
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CONVERTER = ByteArrayConverter.class_name
+DEFAULT_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+
+
+class PipelineConfigError(ValueError):
+    """The connector's converter/transform config cannot be compiled; the message says what to fix."""
+
+
+__all__ = ["Outcome", "Pipeline", "PipelineConfigError", "SqlStepError", "compile_pipeline"]
+
+
+@dataclass(frozen=True)
+class Step:
+    alias: str
+    transform: Transformation
+    predicate: Predicate | None = None
+    negate: bool = False
+
+
+@dataclass
+class Outcome:
+    """One batch through the pipeline: the records to write and, with errors.tolerance=all, the errant
+    ones (columns `original`, `error`). `release()` frees what the batch cached."""
+
+    records: DataFrame
+    errant: DataFrame | None = None
+    cached: list[DataFrame] = field(default_factory=list)
+
+    def release(self) -> None:
+        for frame in self.cached:
+            frame.unpersist()
+        self.cached.clear()
+
+
+@dataclass
+class Pipeline:
+    side: Side
+    key_converter: Converter
+    value_converter: Converter
+    header_converter: Converter
+    steps: list[Step]
+    policy: errors.ErrorPolicy
+    connector: str = ""
+    task_id: int = 0
+    cache_split: bool = True
+    """With errors.tolerance=all, cache the transformed batch so that splitting it into good and errant
+    records computes the transforms once (worth it for real batches; tests of tiny ones turn it off)."""
+    _plans: dict[str, tuple[list[Op], bool]] = field(default_factory=dict)
+    _dlq_ready: bool = False
+
+    @property
+    def passthrough(self) -> bool:
+        """No transforms and byte converters: records go through untouched (and unplanned)."""
+        byte_converters = all(isinstance(c, ByteArrayConverter) for c in (self.key_converter, self.value_converter))
+        return byte_converters and not self.steps
+
+    def run(self, batch: DataFrame) -> Outcome:
+        if self.passthrough and self._plain(batch):
+            return Outcome(batch)
+        signature = batch.schema.simpleString()
+        plan = self._plans.get(signature)
+        if plan is None:
+            plan = self._plans[signature] = self._compile(batch)
+        ops, may_fail = plan
+        frame = batch
+        for op in ops:
+            frame = op(frame)
+        return self._split(frame, may_fail)
+
+    def _plain(self, batch: DataFrame) -> bool:
+        if self.side == "sink":
+            return True
+        types = {f.name: f.dataType.typeName() for f in batch.schema.fields}
+        return all(types.get(c, "binary") in ("binary", "string", "void") for c in ("key", "value"))
+
+    # ------------------------------------------------------------------ compiling the steps
+    def _compile(self, batch: DataFrame) -> tuple[list[Op], bool]:
+        """The batch operations for this input schema, and whether any record can fail or be dropped
+        in them; a SQL step is analysed against `batch`."""
+        rec, original = self._start(batch)
+        ops: list[Op] = []
+        for step in self.steps:
+            # Each step reads the previous one's columns by name (the first, the batch's columns).
+            op, rec = materialize(rec, original)
+            ops.append(op)
+            original = ORIGINAL
+            if isinstance(step.transform, SqlTransform):
+                frame = batch
+                for done in ops:
+                    frame = done(frame)
+                op, rec = sql_step(frame, rec, step.alias, step.transform, self.side)
+                ops.append(op)
+                continue
+            step.transform.header_converter = self.header_converter
+            changed = step.transform.apply(rec)
+            if step.predicate is not None:
+                cond = step.predicate.test(rec)
+                changed = rec.choose(f"NOT ({cond})" if step.negate else cond, changed)
+            rec = changed
+        finish, may_fail = self._finish(rec, batch, original)
+        ops.append(finish)
+        return ops, may_fail
+
+    def _start(self, batch: DataFrame) -> tuple[Rec, str]:
+        """The record over the batch's own columns, and the expression of its original (for errors)."""
+        columns = set(batch.columns)
+        headers = f"coalesce(headers, {x.EMPTY_HEADERS})" if "headers" in columns else x.EMPTY_HEADERS
+        if self.side == "sink":
+            key, key_error = self.key_converter.to_connect("key")
+            value, value_error = self.value_converter.to_connect("value")
+            kept = ("key", "value", "headers", "topic", "partition", "offset", "timestamp", "timestampType")
+            original = "struct(" + ", ".join(c for c in kept if c in columns) + ")"
+            rec = Rec("topic", "partition", "offset", "timestamp", headers, key, value, NO_ERROR, "false", "sink")
+            if key_error is not None:
+                rec = rec.fail(f"{key_error} IS NOT NULL", key_error, self.key_converter.class_name, KEY_CONVERTER)
+            if value_error is not None:
+                rec = rec.fail(
+                    f"{value_error} IS NOT NULL", value_error, self.value_converter.class_name, VALUE_CONVERTER
+                )
+        else:
+            fields = {f.name: f for f in batch.schema.fields}
+            partition = "CAST(partition AS INT)" if "partition" in columns else "CAST(NULL AS INT)"
+            timestamp = "CAST(timestamp AS TIMESTAMP)" if "timestamp" in columns else "CAST(NULL AS TIMESTAMP)"
+            key = (
+                source_datum("key", fields["key"].dataType, fields["key"].nullable)
+                if "key" in columns
+                else Datum("CAST(NULL AS BINARY)", "binary")
+            )
+            value = source_datum("value", fields["value"].dataType, fields["value"].nullable)
+            original = (
+                f"named_struct('topic', topic, 'partition', {partition}, 'offset', CAST(NULL AS BIGINT), "
+                f"'timestamp', {timestamp})"
+            )
+            rec = Rec(
+                "topic", partition, "CAST(NULL AS BIGINT)", timestamp, headers, key, value, NO_ERROR, "false", "source"
+            )
+        return rec, original
+
+    def _finish(self, rec: Rec, batch: DataFrame, original: str) -> tuple[Op, bool]:
+        if self.side == "source":
+            key, key_error = self.key_converter.from_connect(rec.key)
+            value, value_error = self.value_converter.from_connect(rec.value)
+            if key_error is not None:
+                rec = rec.fail(f"{key_error} IS NOT NULL", key_error, self.key_converter.class_name, KEY_CONVERTER)
+            if value_error is not None:
+                rec = rec.fail(
+                    f"{value_error} IS NOT NULL", value_error, self.value_converter.class_name, VALUE_CONVERTER
+                )
+            outputs = [f"{rec.topic} AS topic", f"{key} AS key", f"{value} AS value", f"{rec.headers} AS headers"]
+            if "partition" in batch.columns:
+                outputs.append(f"{rec.partition} AS partition")
+        else:
+            outputs = [
+                f"{rec.topic} AS topic",
+                f"{rec.partition} AS partition",
+                f"{rec.offset} AS offset",
+                f"{rec.timestamp} AS timestamp",
+                f"{original}.timestampType AS timestampType",
+                f"{rec.headers} AS headers",
+                f"{output(rec.key)} AS key",
+                f"{output(rec.value)} AS value",
+            ]
+            for name, datum in (("key_schema", rec.key), ("value_schema", rec.value)):
+                if datum.schema is not None:
+                    outputs.append(f"to_json({datum.schema}) AS {name}")
+        if rec.error == NO_ERROR and rec.drop == "false":
+            # Nothing can fail or be dropped: the records are the outputs, with no error columns to
+            # split on and drop again (each DataFrame step is analysed in the JVM, once per batch).
+            return (lambda frame: frame.selectExpr(*outputs)), False
+        selected = [*outputs, f"{rec.error} AS {ERROR}", f"{original} AS {ORIGINAL}"]
+        kept = f"NOT {rec.drop} OR {rec.error} IS NOT NULL"
+        return (lambda frame: barrier(frame, kept).selectExpr(*selected)), True
+
+    def _split(self, done: DataFrame, may_fail: bool) -> Outcome:
+        if not may_fail:
+            return Outcome(done)
+        names = [c for c in done.columns if c not in (ERROR, ORIGINAL)]
+        if not self.policy.tolerant:
+            text = errors.failure_text(ERROR, f"{ORIGINAL}.topic", f"{ORIGINAL}.partition", f"{ORIGINAL}.offset")
+            checked = barrier(done, f"(CASE WHEN {ERROR} IS NOT NULL THEN raise_error({text}) END) IS NULL")
+            return Outcome(checked.select(*names))
+        if self.cache_split:
+            done = done.persist()
+        errant = barrier(done, f"{ERROR} IS NOT NULL").selectExpr(f"{ORIGINAL} AS original", f"{ERROR} AS error")
+        good = barrier(done, f"{ERROR} IS NULL").select(*names)
+        return Outcome(good, errant, [done] if self.cache_split else [])
+
+    # ------------------------------------------------------------------ SQL steps
+    # ------------------------------------------------------------------ errant records
+    def dead_letters(
+        self, outcome: Outcome, bootstrap_servers: str, admin_config: Mapping[str, str]
+    ) -> DataFrame | None:
+        """Log the batch's errant records (errors.log.enable) and return its DLQ records (topic, key,
+        value, headers) for a sink with a DLQ topic; None when there is nothing to write."""
+        if outcome.errant is None:
+            return None
+        errant = outcome.errant.persist()
+        outcome.cached.append(errant)
+        count = errant.count()
+        if count == 0:
+            return None
+        log.info(
+            "task %s-%d: %d record(s) failed and were skipped (errors.tolerance=all)",
+            self.connector,
+            self.task_id,
+            count,
+        )
+        if self.policy.log_enable:
+            errors.log_errant(errant, self.policy, self.connector, self.task_id, self.side == "sink")
+        if self.side != "sink" or not self.policy.dlq_topic:
+            return None
+        if not self._dlq_ready:
+            policy = self.policy
+            errors.ensure_topic(bootstrap_servers, policy.dlq_topic, policy.dlq_replication_factor, admin_config)
+            self._dlq_ready = True
+        records = errors.dlq_records(errant, self.policy, self.connector, self.task_id)
+        return records.selectExpr(f"{x.text(self.policy.dlq_topic)} AS topic", "*")
+
+
+# ---------------------------------------------------------------------- compiling a config
+
+
+def compile_pipeline(
+    config: Mapping[str, str],
+    worker_defaults: Mapping[str, str] | None = None,
+    kind: Side = "sink",
+    connector: str = "",
+    task_id: int = 0,
+) -> Pipeline:
+    """Build a task's pipeline from its connector config; converters not set on the connector come
+    from the worker's (`worker_defaults`), as in Connect. Raises PipelineConfigError naming the key."""
+    defaults = dict(worker_defaults or {})
+    errs = {k: v for k, v in connector_config.validate(config, kind).items() if v}
+    if errs:
+        detail = "; ".join(f"{k}: {' '.join(v)}" for k, v in errs.items())
+        raise PipelineConfigError(f"Invalid converter, transform or error-handling configuration: {detail}")
+    parsed = connector_config.enriched(config, kind).parse(config)
+    policy = errors.ErrorPolicy.from_config(parsed, sink=kind == "sink")
+    steps = []
+    for alias in connector_config.aliases(config, "transforms"):
+        prefix = f"transforms.{alias}."
+        cls = catalog.transformation(config[prefix + "type"])
+        assert cls is not None
+        props = {
+            k: v
+            for k, v in connector_config.sub_config(config, prefix).items()
+            if k not in ("type", "predicate", "negate")
+        }
+        predicate = None
+        predicate_alias = config.get(prefix + "predicate")
+        if predicate_alias:
+            pprefix = f"predicates.{predicate_alias.strip()}."
+            pcls = catalog.predicate(config.get(pprefix + "type"))
+            assert pcls is not None
+            predicate = pcls({k: v for k, v in connector_config.sub_config(config, pprefix).items() if k != "type"})
+        negate = str(config.get(prefix + "negate", "false")).strip().lower() == "true"
+        steps.append(Step(alias, cls(props), predicate, negate))
+    return Pipeline(
+        side=kind,
+        key_converter=_converter(config, defaults, "key"),
+        value_converter=_converter(config, defaults, "value"),
+        header_converter=_converter(config, defaults, "header"),
+        steps=steps,
+        policy=policy,
+        connector=connector,
+        task_id=task_id,
+    )
+
+
+def _converter(config: Mapping[str, str], defaults: Mapping[str, str], which: str) -> Converter:
+    name = f"{which}.converter"
+    source = config if config.get(name) else defaults
+    default = DEFAULT_HEADER_CONVERTER if which == "header" else DEFAULT_CONVERTER
+    class_name = source.get(name) or default
+    finder = catalog.header_converter if which == "header" else catalog.converter
+    cls = finder(class_name)
+    if cls is None:
+        raise PipelineConfigError(
+            f"Invalid value {class_name} for configuration {name}: Class {class_name} could not be found."
+        )
+    props = {"converter.type": which, **connector_config.sub_config(source, f"{name}.")}
+    try:
+        return cls(props)
+    except ValueError as exc:
+        raise PipelineConfigError(f"{name} ({class_name}): {exc}") from exc

@@ -1,0 +1,95 @@
+"""The base of single message transforms, their $Key/$Value twins, and the checks most of them share.
+Caller: every module in sparklink.worker.transforms.smt.
+
+A transform's `apply(rec)` returns a new Rec built from SQL expressions; it never sees a record.
+Where Connect would throw for one record (a value that is not a Map/Struct, an unknown field), the
+transform marks that record failed with Connect's exception message, so errors.tolerance decides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, TypeVar
+
+from sparklink.worker.transforms import exprs as x
+from sparklink.worker.transforms import schemas
+from sparklink.worker.transforms.plugin import Plugin
+from sparklink.worker.transforms.record import Datum, Rec, Which
+
+if TYPE_CHECKING:
+    from sparklink.worker.transforms.converters import Converter
+
+PACKAGE = "org.apache.kafka.connect.transforms"
+ILLEGAL_ARGUMENT = "java.lang.IllegalArgumentException"
+
+
+class Transformation(Plugin):
+    which: ClassVar[Which] = "value"
+    header_converter: Converter | None = None
+    """Set by the pipeline before `apply` for transforms that write header values."""
+
+    def apply(self, rec: Rec) -> Rec:
+        raise NotImplementedError
+
+
+T = TypeVar("T", bound=type[Transformation])
+
+
+def key_and_value(base: T) -> tuple[T, T]:
+    """Connect's `<Class>$Key` and `<Class>$Value` twins of a transform that works on either part."""
+    out = []
+    for which, suffix in (("key", "Key"), ("value", "Value")):
+        attrs = {"which": which, "class_name": f"{base.class_name}${suffix}", "__module__": base.__module__}
+        out.append(type(f"{base.__name__}{suffix}", (base,), attrs))
+    return out[0], out[1]  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Operand:
+    """The part (key or value) a transform edits, seen as an object."""
+
+    datum: Datum
+    obj: str
+    """map<string,variant>; NULL when the part is null or not an object."""
+    schema: str | None
+    schemaless: str
+    """Per record: true when the record has no schema for this part."""
+
+    def pick(self, without_schema: str, with_schema: str) -> str:
+        """Per record: the first when the record is schemaless, else the second."""
+        if self.schema is None:
+            return without_schema
+        return x.when(self.schemaless, without_schema, with_schema)
+
+
+def operand(rec: Rec, which: Which) -> Operand:
+    datum = rec.datum(which)
+    schemaless = f"({datum.schema} IS NULL)" if datum.schema is not None else "true"
+    return Operand(datum, datum.as_map(), datum.schema, schemaless)
+
+
+def require_object(rec: Rec, op: Operand, purpose: str, cls: str, allow_null: bool) -> Rec:
+    """Fail records whose part is not a Map (schemaless) or a Struct (with schema), like Connect's
+    Requirements.requireMap/requireStruct (the *OrNull forms when `allow_null`)."""
+    found = op.datum.java_class()
+    map_message = x.concat(x.text(f"Only Map objects supported in absence of schema for [{purpose}], found: "), found)
+    struct_message = x.concat(x.text(f"Only Struct objects supported for [{purpose}], found: "), found)
+    is_map = f"({op.obj} IS NOT NULL)"
+    is_struct = is_map
+    if op.schema is not None:
+        is_struct = f"({is_map} AND coalesce({schemas.type_of(op.schema)}, '') = 'struct')"
+    ok = op.pick(is_map, is_struct)
+    if allow_null:
+        ok = f"({ok} OR {op.datum.is_null()})"
+    return rec.fail(f"NOT {ok}", op.pick(map_message, struct_message), cls)
+
+
+def edited(rec: Rec, op: Operand, which: Which, obj: str, schema: str | None, keep_null: bool = True) -> Rec:
+    """The record with its part replaced by the edited object (null parts stay null when `keep_null`)."""
+    value = x.when(f"NOT {op.datum.is_null()}", obj) if keep_null else obj
+    new_schema = None
+    if op.schema is not None:
+        new_schema = op.pick(op.schema, schema if schema is not None else op.schema)
+        if keep_null:
+            new_schema = x.when(op.datum.is_null(), op.schema, new_schema)
+    return rec.with_datum(which, Datum(value, "map", new_schema))

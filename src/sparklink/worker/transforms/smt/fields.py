@@ -1,0 +1,352 @@
+"""Field-level SMTs: InsertField, ReplaceField, MaskField, ValueToKey, ExtractField, HoistField.
+Caller: the transform catalog. Same configs and per-record errors as org.apache.kafka.connect.transforms.
+"""
+
+from __future__ import annotations
+
+from sparklink.worker.transforms import exprs as x
+from sparklink.worker.transforms import schemas
+from sparklink.worker.transforms.plugin import REPLACE_NULL_WITH_DEFAULT, PluginConfigError, config, key, non_empty_list
+from sparklink.worker.transforms.record import Datum, Rec
+from sparklink.worker.transforms.smt.base import (
+    ILLEGAL_ARGUMENT,
+    PACKAGE,
+    Transformation,
+    edited,
+    key_and_value,
+    operand,
+    require_object,
+)
+
+SOURCE_RECORD = "org.apache.kafka.connect.source.SourceRecord"
+SPEC = "End the name with ! for a required field in the schema, ? (the default) for an optional one."
+
+
+def _spec(spec: str | None) -> tuple[str, bool] | None:
+    """InsertField's `name!` (required) / `name?` (optional, the default) field specs."""
+    if spec is None:
+        return None
+    if spec.endswith("?"):
+        return spec[:-1], True
+    if spec.endswith("!"):
+        return spec[:-1], False
+    return spec, True
+
+
+class InsertField(Transformation):
+    class_name = f"{PACKAGE}.InsertField"
+    doc = "Adds fields holding the record's topic, partition, offset, timestamp or a fixed string."
+    CONFIG = config(
+        key("topic.field", "STRING", f"Field that receives the topic. {SPEC}", default=None),
+        key("partition.field", "STRING", f"Field that receives the partition. {SPEC}", default=None),
+        key("offset.field", "STRING", f"Field that receives the offset (sink connectors only). {SPEC}", default=None),
+        key("timestamp.field", "STRING", f"Field that receives the record timestamp. {SPEC}", default=None),
+        key("static.field", "STRING", f"Field that receives static.value. {SPEC}", default=None),
+        key("static.value", "STRING", "The fixed string written to static.field.", default=None),
+        REPLACE_NULL_WITH_DEFAULT,
+    )
+
+    def configure(self) -> None:
+        kinds = ("topic", "partition", "offset", "timestamp", "static")
+        self.specs = {k: _spec(self.config[f"{k}.field"]) for k in kinds}
+        if all(s is None for s in self.specs.values()):
+            raise PluginConfigError("No field insertion configured")
+        if self.specs["static"] is not None and self.config["static.value"] is None:
+            raise PluginConfigError(f"No value specified for static field: {self.config['static.field']}")
+
+    def apply(self, rec: Rec) -> Rec:
+        op = operand(rec, self.which)
+        rec = require_object(rec, op, "field insertion", self.class_name, allow_null=True)
+        obj = op.obj
+        added: list[str] = []
+        if self.specs["offset"] is not None and rec.side == "source":
+            message = x.text(f"Only SinkRecord supported for [field insertion], found: {SOURCE_RECORD}")
+            rec = rec.fail(f"NOT {op.datum.is_null()}", message, self.class_name)
+        inserts = [
+            ("topic", x.to_variant(rec.topic), schemas.primitive("string"), None),
+            ("partition", x.to_variant(rec.partition), schemas.primitive("int32"), f"{rec.partition} IS NOT NULL"),
+            ("offset", x.to_variant(rec.offset), schemas.primitive("int64"), None),
+            (
+                "timestamp",
+                x.to_variant(f"unix_millis({rec.timestamp})"),
+                schemas.timestamp(),
+                f"{rec.timestamp} IS NOT NULL",
+            ),
+            ("static", x.to_variant(x.lit(self.config["static.value"])), schemas.primitive("string"), None),
+        ]
+        for kind, value, schema, present in inserts:
+            spec = self.specs[kind]
+            if spec is None:
+                continue
+            name, optional = spec
+            obj = x.put(obj, name, value) if present is None else x.when(present, x.put(obj, name, value), obj)
+            added.append(x.variant_of({**schema, "optional": optional, "field": name}))
+        schema_out = None
+        if op.schema is not None:
+            schema_out = schemas.with_fields(
+                op.schema, f"concat({schemas.fields(op.schema)}, array({', '.join(added)}))"
+            )
+        return edited(rec, op, self.which, obj, schema_out)
+
+
+def _renames(mappings: list[str]) -> dict[str, str]:
+    out = {}
+    for mapping in mappings:
+        parts = mapping.split(":")
+        if len(parts) != 2:
+            raise ValueError(f"Invalid rename mapping: {mapping}")
+        out[parts[0]] = parts[1]
+    return out
+
+
+def _check_renames(_name: str, value: object) -> str | None:
+    try:
+        _renames(list(value))  # type: ignore[call-overload]
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+class ReplaceField(Transformation):
+    class_name = f"{PACKAGE}.ReplaceField"
+    doc = "Keeps, drops and renames fields."
+    CONFIG = config(
+        key("exclude", "LIST", "Fields to drop (wins over include).", default=[]),
+        key("include", "LIST", "Fields to keep; when set, all others are dropped.", default=[]),
+        key("renames", "LIST", "Renames as old:new pairs, e.g. foo:bar,abc:xyz.", default=[], validator=_check_renames),
+        REPLACE_NULL_WITH_DEFAULT,
+    )
+
+    def configure(self) -> None:
+        self.exclude = list(self.config["exclude"])
+        self.include = list(self.config["include"])
+        self.renames = _renames(self.config["renames"])
+
+    def _kept(self, name: str) -> str:
+        keep = "true"
+        if self.exclude:
+            keep = f"NOT ({x.in_list(name, self.exclude)})"
+        if self.include:
+            keep = f"({keep} AND {x.in_list(name, self.include)})"
+        return keep
+
+    def _renamed(self, name: str) -> str:
+        if not self.renames:
+            return name
+        return x.case(*[(f"{name} = {x.text(old)}", x.text(new)) for old, new in self.renames.items()], otherwise=name)
+
+    def apply(self, rec: Rec) -> Rec:
+        op = operand(rec, self.which)
+        rec = require_object(rec, op, "field replacement", self.class_name, allow_null=True)
+        k, v = x.fresh("k"), x.fresh("v")
+        kept = f"map_filter({op.obj}, ({k}, {v}) -> {self._kept(k)})"
+        k2, v2 = x.fresh("k"), x.fresh("v")
+        obj = f"transform_keys({kept}, ({k2}, {v2}) -> {self._renamed(k2)})"
+        schema = None
+        if op.schema is not None:
+            f, g = x.fresh("f"), x.fresh("f")
+            kept_fields = f"filter({schemas.fields(op.schema)}, {f} -> {self._kept(schemas.field_name(f))})"
+            renamed = f"transform({kept_fields}, {g} -> {schemas.named(g, self._renamed(schemas.field_name(g)))})"
+            schema = schemas.with_fields(op.schema, renamed)
+        return edited(rec, op, self.which, obj, schema)
+
+
+def _number(text: str, kind: type) -> object:
+    try:
+        return kind(text)
+    except ValueError:
+        return None
+
+
+class MaskField(Transformation):
+    class_name = f"{PACKAGE}.MaskField"
+    doc = 'Replaces field values by the empty value of their type (0, false, "", [] or {}) or a replacement.'
+    CONFIG = config(
+        key("fields", "LIST", "Fields to mask.", importance="HIGH", validator=non_empty_list),
+        key(
+            "replacement",
+            "STRING",
+            "Value for masked numeric or string fields instead of the empty value.",
+            default=None,
+            importance="LOW",
+            validator=lambda _n, v: None if str(v) else "String must be non-empty",
+        ),
+        REPLACE_NULL_WITH_DEFAULT,
+    )
+
+    def _masked(self, v: str) -> tuple[str, str]:
+        """(masked VARIANT, error text or NULL) for one field value (VARIANT)."""
+        t = x.kind(v)
+        numeric = f"{t} IN ('TINYINT', 'SMALLINT', 'INT', 'BIGINT')"
+        decimal = f"({t} LIKE 'DECIMAL%' OR {t} IN ('FLOAT', 'DOUBLE'))"
+        null = x.is_null(v)
+        replacement = self.config["replacement"]
+        if replacement is None:
+            masked = x.case(
+                (null, v),
+                (f"{t} = 'STRING'", x.variant_of("")),
+                (numeric, x.variant_of(0)),
+                (decimal, x.to_variant("CAST(0 AS DOUBLE)")),
+                (f"{t} = 'BOOLEAN'", x.variant_of(False)),
+                (f"{t} LIKE 'ARRAY%'", x.variant_of([])),
+                (f"{t} LIKE 'OBJECT%'", x.variant_of({})),
+            )
+            error = x.when(
+                f"NOT {null} AND {masked} IS NULL", x.concat("'Cannot mask value of type: '", x.java_class(v))
+            )
+            return f"coalesce({masked}, {v})", error
+        as_long, as_double = _number(replacement, int), _number(replacement, float)
+        masked = x.case(
+            (null, v),
+            (f"{t} = 'STRING'", x.to_variant(x.text(replacement))),
+            (numeric, x.variant_of(as_long) if as_long is not None else x.NULL_VARIANT),
+            (decimal, x.to_variant(x.lit(as_double)) if as_double is not None else x.NULL_VARIANT),
+        )
+        unconvertible = x.text(f"Unable to convert {replacement} (class java.lang.String) to number")
+        cannot = x.concat("'Cannot mask value of type class '", x.java_class(v), "' with custom replacement.'")
+        error = x.case(
+            (null, "CAST(NULL AS STRING)"),
+            (f"({numeric} OR {decimal}) AND {masked} IS NULL", unconvertible),
+            (f"{masked} IS NULL", cannot),
+        )
+        return f"coalesce({masked}, {v})", error
+
+    def apply(self, rec: Rec) -> Rec:
+        op = operand(rec, self.which)
+        rec = require_object(rec, op, "mask fields", self.class_name, allow_null=False)
+        names = list(self.config["fields"])
+        # Schemaless, Connect puts every listed field (absent ones as null); with a schema only existing ones.
+        obj = op.obj
+        errors = []
+        for name in names:
+            masked, error = self._masked(x.get(op.obj, name))
+            obj = x.put(obj, name, masked)
+            errors.append(error)
+        error = f"coalesce({', '.join(errors)})"
+        rec = rec.fail(f"{error} IS NOT NULL", error, self.class_name)
+        if op.schema is not None:
+            k, v = x.fresh("k"), x.fresh("v")
+            existing = f"transform_values({op.obj}, ({k}, {v}) -> {x.when(x.in_list(k, names), self._masked(v)[0], v)})"
+            obj = op.pick(obj, existing)
+        return edited(rec, op, self.which, obj, None, keep_null=False)
+
+
+class ValueToKey(Transformation):
+    class_name = f"{PACKAGE}.ValueToKey"
+    doc = "Makes the key an object of chosen fields of the value."
+    CONFIG = config(
+        key("fields", "LIST", "Value fields copied into the new key.", importance="HIGH", validator=non_empty_list),
+        REPLACE_NULL_WITH_DEFAULT,
+    )
+
+    def apply(self, rec: Rec) -> Rec:
+        op = operand(rec, "value")
+        rec = require_object(rec, op, "copying fields from value to key", self.class_name, allow_null=False)
+        names = list(self.config["fields"])
+        new_key = f"map({', '.join(f'{x.text(n)}, coalesce({x.get(op.obj, n)}, {x.NULL_VARIANT})' for n in names)})"
+        schema = None
+        if op.schema is not None:
+            for name in names:
+                missing = f"NOT {op.schemaless} AND NOT {schemas.has_field(op.schema, name)}"
+                rec = rec.fail(missing, x.text(f"Field does not exist: {name}"), self.class_name)
+            entries = ", ".join(schemas.named(schemas.field(op.schema, n), x.text(n)) for n in names)
+            schema = op.pick(x.NULL_VARIANT, schemas.struct(f"array({entries})"))
+        return rec.with_datum("key", Datum(new_key, "map", schema))
+
+
+def field_path(path: str, syntax: str) -> list[str]:
+    """ExtractField's field path: one name (V1), or dotted with `backquoted` names holding dots (V2)."""
+    if syntax.upper() == "V1":
+        return [path]
+    parts: list[str] = []
+    current, quoted = "", False
+    for i, ch in enumerate(path):
+        if ch == "`" and not quoted and current == "":
+            quoted = True
+        elif ch == "`" and quoted and (i + 1 == len(path) or path[i + 1] == "."):
+            quoted = False
+        elif ch == "." and not quoted:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    parts.append(current)
+    return parts
+
+
+def _syntax(_name: str, value: object) -> str | None:
+    return None if str(value).upper() in ("V1", "V2") else "String must be one of (case insensitive): V1, V2"
+
+
+class ExtractField(Transformation):
+    class_name = f"{PACKAGE}.ExtractField"
+    doc = "Replaces the key or value by one of its fields (a null key or value stays null)."
+    CONFIG = config(
+        key("field", "STRING", "The field to extract (a dotted path with field.syntax.version=V2)."),
+        REPLACE_NULL_WITH_DEFAULT,
+        key(
+            "field.syntax.version",
+            "STRING",
+            "V1: `field` names a top-level field. V2: `field` is a dotted path into nested fields; wrap a name "
+            "that contains dots in backticks.",
+            default="V1",
+            importance="HIGH",
+            validator=_syntax,
+        ),
+    )
+
+    def configure(self) -> None:
+        self.path = field_path(str(self.config["field"]), str(self.config["field.syntax.version"]))
+
+    def apply(self, rec: Rec) -> Rec:
+        op = operand(rec, self.which)
+        rec = require_object(rec, op, "field extraction", self.class_name, allow_null=True)
+        value, schema = op.obj, op.schema
+        for i, name in enumerate(self.path):
+            got = x.get(value, name)
+            value = got if i == len(self.path) - 1 else x.as_map(got)
+            if schema is not None:
+                schema = schemas.field(schema, name)
+        if op.schema is not None and schema is not None:
+            unknown = f"NOT {op.schemaless} AND {schema} IS NULL"
+            message = x.text(f"Unknown field: {self.config['field']}")
+            rec = rec.fail(unknown, message, self.class_name, exception=ILLEGAL_ARGUMENT)
+            schema = op.pick(x.NULL_VARIANT, schema)
+        return rec.with_datum(self.which, Datum.of_variant(value, schema))
+
+
+class HoistField(Transformation):
+    class_name = f"{PACKAGE}.HoistField"
+    doc = "Wraps the key or value in a Struct (with schema) or Map (without) under one field name."
+    CONFIG = config(key("field", "STRING", "Name of the one field of the new Struct or Map."))
+
+    def apply(self, rec: Rec) -> Rec:
+        name = str(self.config["field"])
+        datum = rec.datum(self.which)
+        obj = f"map({x.text(name)}, {datum.variant()})"
+        schema = None
+        if datum.schema is not None:
+            wrapped = schemas.struct(f"array({schemas.named(datum.schema, x.text(name))})")
+            schema = x.when(f"{datum.schema} IS NOT NULL", wrapped)
+        return rec.with_datum(self.which, Datum(obj, "map", schema))
+
+
+InsertFieldKey, InsertFieldValue = key_and_value(InsertField)
+ReplaceFieldKey, ReplaceFieldValue = key_and_value(ReplaceField)
+MaskFieldKey, MaskFieldValue = key_and_value(MaskField)
+ExtractFieldKey, ExtractFieldValue = key_and_value(ExtractField)
+HoistFieldKey, HoistFieldValue = key_and_value(HoistField)
+
+ALL: tuple[type[Transformation], ...] = (
+    InsertFieldKey,
+    InsertFieldValue,
+    ReplaceFieldKey,
+    ReplaceFieldValue,
+    MaskFieldKey,
+    MaskFieldValue,
+    ValueToKey,
+    ExtractFieldKey,
+    ExtractFieldValue,
+    HoistFieldKey,
+    HoistFieldValue,
+)

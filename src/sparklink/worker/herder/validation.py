@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from sparklink.api import config as cfg
 from sparklink.api.errors import BadRequestError, ConfigValidationError, ForbiddenError
 from sparklink.api.task_config import CONNECTOR_CLASS, TASKS_MAX, TASKS_MAX_ENFORCE, TOPICS
+from sparklink.worker import connector_config
 from sparklink.worker.config import WorkerConfig
-from sparklink.worker.herder import connector_config
 from sparklink.worker.herder.model import ConfigInfo, ConfigInfos, ConfigValueInfo, RawConfig
 from sparklink.worker.plugins import PluginDesc, Plugins
 from sparklink.worker.transforms import connector_config as transform_keys
@@ -26,7 +26,7 @@ def tasks_max_enforce(config: Mapping[str, str]) -> bool:
 
 
 def base_def(connector_type: str) -> cfg.ConfigDef:
-    return connector_config.SINK if connector_type == "sink" else connector_config.SOURCE
+    return connector_config.definition(connector_type)
 
 
 def tasks_max(config: Mapping[str, str]) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 
 from sparklink.api import config as cfg
 from sparklink.worker.transforms import catalog
-from sparklink.worker.transforms.plugin import Plugin, PluginConfigError, java_list
+from sparklink.worker.transforms.plugin import Plugin, PluginConfigError
 
 COMMON, TRANSFORMS, PREDICATES, ERRORS = "Common", "Transforms", "Predicates", "Error Handling"
 CONVERTER_KEYS = ("key.converter", "value.converter", "header.converter")
@@ -23,7 +23,7 @@ CONVERTER_KEYS = ("key.converter", "value.converter", "header.converter")
 def _unique(name: str, value: Any) -> str | None:
     if len(value) == len(set(value)):
         return None
-    return cfg.Message(f"Invalid value {java_list(value)} for configuration {name}: Duplicate alias provided.")
+    return cfg.Message(f"Invalid value {cfg.java_list(value)} for configuration {name}: Duplicate alias provided.")
 
 
 KEY_DOCS = {
@@ -159,7 +159,7 @@ def _check_dlq(config: Mapping[str, str], errors: dict[str, list[str]]) -> None:
     topics = list(dict.fromkeys(t.strip() for t in (config.get("topics") or "").split(",") if t.strip()))
     if dlq and dlq in topics:
         errors.setdefault("topics", []).append(
-            f"The DLQ topic '{dlq}' may not be included in the list of topics ('topics={java_list(topics)}') "
+            f"The DLQ topic '{dlq}' may not be included in the list of topics ('topics={cfg.java_list(topics)}') "
             "consumed by the connector"
         )
 

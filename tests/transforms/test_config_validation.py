@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from sparklink.worker.transforms import catalog, connector_config
+from sparklink.worker import connector_config
+from sparklink.worker.transforms import catalog, enrichment
 from sparklink.worker.transforms.pipeline import PipelineConfigError, compile_pipeline
 
 PKG = "org.apache.kafka.connect.transforms"
 
 
 def errors_of(config: dict[str, str], kind: str = "sink") -> dict[str, list[str]]:
-    return {k: v for k, v in connector_config.validate(config, kind).items() if v}
+    return {k: v for k, v in enrichment.validate(config, kind).items() if v}
 
 
 @pytest.mark.parametrize(
@@ -194,12 +195,12 @@ def test_a_valid_chain_has_no_errors_and_its_keys_are_in_the_definition() -> Non
         "errors.deadletterqueue.topic.name": "dlq",
     }
     assert errors_of(config) == {}
-    keys = connector_config.enriched(config, "sink").keys
+    keys = enrichment.enriched(config, "sink").keys
     assert keys["transforms.route.regex"].group == "Transforms: route"
     assert keys["transforms.drop.negate"].default is False
     assert keys["predicates.tombstones.type"].type == "CLASS"
     assert keys["errors.deadletterqueue.context.headers.enable"].group == "Error Handling"
-    assert "errors.deadletterqueue.topic.name" not in connector_config.enriched(config, "source").keys
+    assert "errors.deadletterqueue.topic.name" not in enrichment.enriched(config, "source").keys
 
 
 def test_compiling_a_bad_config_names_the_key() -> None:
@@ -232,3 +233,27 @@ def test_catalog_lists_connects_plugin_types_in_connects_order() -> None:
         "sql",
     ):
         assert expected in names
+
+
+def test_the_error_policy_is_read_through_the_connector_definition() -> None:
+    sink = compile_pipeline({}, {}, "sink").policy
+    declared = connector_config.SINK.keys
+    assert sink.tolerance == declared["errors.tolerance"].default and not sink.tolerant
+    assert sink.retry_timeout_ms == declared["errors.retry.timeout"].default
+    assert sink.retry_delay_max_ms == declared["errors.retry.delay.max.ms"].default
+    assert sink.log_enable is declared["errors.log.enable"].default and sink.dlq is None
+    config = {
+        "errors.tolerance": "all",
+        "errors.retry.timeout": "-1",
+        "errors.retry.delay.max.ms": "5",
+        "errors.log.include.messages": "true",
+        "errors.deadletterqueue.topic.name": " dlq ",
+        "errors.deadletterqueue.topic.replication.factor": "2",
+    }
+    policy = compile_pipeline(config, {}, "sink").policy
+    assert (policy.tolerant, policy.retry_timeout_ms, policy.retry_delay_max_ms) == (True, -1, 5)
+    assert policy.log_include_messages and not policy.log_enable
+    assert policy.dlq is not None and (policy.dlq.topic, policy.dlq.replication_factor) == ("dlq", 2)
+    assert policy.dlq.context_headers is declared["errors.deadletterqueue.context.headers.enable"].default
+    # SourceConnectorConfig has no dead letter queue keys.
+    assert compile_pipeline(config, {}, "source").policy.dlq is None

@@ -109,6 +109,11 @@ def invalid(name: str, value: Any, reason: str) -> str:
 NON_NULL = "Value must be non-null"
 
 
+def java_list(values: Iterable[Any]) -> str:
+    """A list as Java prints it in ConfigException texts: [a, b]."""
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
 def parse_value(key: ConfigKey, raw: str | None) -> Any:
     if raw is None:
         if key.required:

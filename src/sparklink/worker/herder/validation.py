@@ -1,7 +1,10 @@
-"""Connector config validation shared by create/update and `/config/validate`.
+"""Connector config validation shared by create/update and `/config/validate`. Caller: the herder.
 
-The base keys every connector has (Connect's ConnectorConfig, plus SinkConnectorConfig's `topics`)
-are declared once here; a plugin's own ConfigDef is merged over them. Caller: the herder.
+The connector-level keys are declared once in `sparklink.worker.connector_config`; the transforms package
+enriches them with the keys a config's transforms and predicates bring. As Connect's
+AbstractHerder#validateConnectorConfig does, a config is validated in one pass: that definition once, the
+plugin's own `validate` once (its ConfigDef and its multi-key checks), then the checks of transforms,
+predicates, converters and the dead letter queue.
 """
 
 from __future__ import annotations
@@ -11,11 +14,11 @@ from collections.abc import Mapping
 from sparklink.api import config as cfg
 from sparklink.api.errors import BadRequestError, ConfigValidationError, ForbiddenError
 from sparklink.api.task_config import CONNECTOR_CLASS, TASKS_MAX, TASKS_MAX_ENFORCE, TOPICS
+from sparklink.worker import connector_config
 from sparklink.worker.config import WorkerConfig
-from sparklink.worker.herder import connector_config
 from sparklink.worker.herder.model import ConfigInfo, ConfigInfos, ConfigValueInfo, RawConfig
 from sparklink.worker.plugins import PluginDesc, Plugins
-from sparklink.worker.transforms import connector_config as transform_keys
+from sparklink.worker.transforms import enrichment
 
 NULL_VALUE = "Null value can not be supplied as the configuration value."
 
@@ -23,10 +26,6 @@ NULL_VALUE = "Null value can not be supplied as the configuration value."
 def tasks_max_enforce(config: Mapping[str, str]) -> bool:
     """`tasks.max.enforce`: whether generating more task configs than tasks.max fails the connector."""
     return bool(cfg.parse_value(connector_config.SOURCE.keys[TASKS_MAX_ENFORCE], config.get(TASKS_MAX_ENFORCE)))
-
-
-def base_def(connector_type: str) -> cfg.ConfigDef:
-    return connector_config.SINK if connector_type == "sink" else connector_config.SOURCE
 
 
 def tasks_max(config: Mapping[str, str]) -> int:
@@ -44,14 +43,14 @@ def require_topic_tracking(config: WorkerConfig, reset: bool) -> None:
 
 def definition(desc: PluginDesc) -> cfg.ConfigDef:
     """The plugin's own keys first, then the base keys it does not override (`/connector-plugins/{p}/config`)."""
-    return desc.cls.config_def().merged(base_def(desc.type))
+    return desc.cls.config_def().merged(connector_config.definition(desc.type))
 
 
 def validated_keys(desc: PluginDesc, config: Mapping[str, str] | None = None) -> dict[str, cfg.ConfigKey]:
     """Connect's validate order: the base keys, the keys the config's transforms and predicates add
     (ConnectorConfig#enrich), then the plugin's (a plugin's definition wins)."""
-    alias = transform_keys.alias_keys(config or {}).keys
-    return {**base_def(desc.type).keys, **alias, **desc.cls.config_def().keys}
+    alias = enrichment.alias_keys(config or {}).keys
+    return {**connector_config.definition(desc.type).keys, **alias, **desc.cls.config_def().keys}
 
 
 def validate(plugins: Plugins, raw: RawConfig, tasks_limit: int) -> dict[str, list[str]]:
@@ -80,18 +79,20 @@ def validate(plugins: Plugins, raw: RawConfig, tasks_limit: int) -> dict[str, li
 def _validate(plugins: Plugins, config: Mapping[str, str]) -> dict[str, list[str]]:
     desc = plugins.find(config.get("connector.class", ""))
     if desc is None:
-        errors = connector_config.SOURCE.validate(config)
-        errors.setdefault("connector.class", []).append(
+        unknown = connector_config.SOURCE.validate(config)
+        unknown.setdefault("connector.class", []).append(
             f"Invalid value {config.get('connector.class')} for configuration connector.class: "
             "no connector plugin with this name or alias"
         )
-        return errors
-    errors = definition(desc).validate(config)
-    # The plugin's own checks, then converters, transforms, predicates and the DLQ with Connect's messages.
-    for key, errs in [*desc.cls().validate(config).items(), *transform_keys.validate(config, desc.type).items()]:
-        for e in errs:
-            if e not in errors.setdefault(key, []):
-                errors[key].append(e)
+        return unknown
+    # A key the plugin declares is the plugin's to validate, as `/connector-plugins/{p}/config` shows it;
+    # the errors follow that answer's key order (the plugin's keys, then the connector-level ones).
+    own = desc.cls.config_def().keys
+    base = cfg.ConfigDef({n: k for n, k in connector_config.definition(desc.type).keys.items() if n not in own})
+    errors: dict[str, list[str]] = {name: [] for name in definition(desc).keys}
+    for key, errs in [*base.validate(config).items(), *desc.cls().validate(config).items()]:
+        errors.setdefault(key, []).extend(errs)
+    enrichment.check(config, desc.type, errors)
     if desc.type == "sink" and not config.get(TOPICS, "").strip():
         errors.setdefault(TOPICS, []).append("Must configure one of topics or topics.regex")
     return errors

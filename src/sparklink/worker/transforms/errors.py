@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sparklink.api.errors import RetriableError
+from sparklink.worker import connector_config as keys
 from sparklink.worker.transforms import exprs as x
 
 if TYPE_CHECKING:
@@ -32,31 +33,46 @@ LOGGED_PER_BATCH = 100
 
 
 @dataclass(frozen=True)
+class DeadLetterQueue:
+    """Where a sink's failed records go: SinkConnectorConfig's `errors.deadletterqueue.*` keys."""
+
+    topic: str
+    replication_factor: int
+    context_headers: bool
+
+
+@dataclass(frozen=True)
 class ErrorPolicy:
-    tolerance: str = "none"
-    log_enable: bool = False
-    log_include_messages: bool = False
-    retry_timeout_ms: int = 0
-    retry_delay_max_ms: int = 60_000
-    dlq_topic: str = ""
-    dlq_replication_factor: int = 3
-    dlq_context_headers: bool = False
+    """A connector's Error Handling group, read from values parsed by its one declaration
+    (`sparklink.worker.connector_config`), which holds every default."""
+
+    tolerance: str
+    log_enable: bool
+    log_include_messages: bool
+    retry_timeout_ms: int
+    retry_delay_max_ms: int
+    dlq: DeadLetterQueue | None
+    """Only for a sink whose `errors.deadletterqueue.topic.name` is set (trimmed, as Connect reads it)."""
 
     @property
     def tolerant(self) -> bool:
         return self.tolerance == "all"
 
     @classmethod
-    def from_config(cls, parsed: Mapping[str, Any], sink: bool) -> ErrorPolicy:
+    def from_config(cls, parsed: Mapping[str, Any]) -> ErrorPolicy:
+        """From a connector config parsed with its definition; a source's definition has no DLQ keys."""
+        topic = parsed.get(keys.DLQ_TOPIC_NAME)  # parsing trimmed it
+        dlq = None
+        if topic:
+            replication_factor = int(parsed[keys.DLQ_TOPIC_REPLICATION_FACTOR])
+            dlq = DeadLetterQueue(str(topic), replication_factor, bool(parsed[keys.DLQ_CONTEXT_HEADERS_ENABLE]))
         return cls(
-            tolerance=str(parsed.get("errors.tolerance", "none")).lower(),
-            log_enable=bool(parsed.get("errors.log.enable", False)),
-            log_include_messages=bool(parsed.get("errors.log.include.messages", False)),
-            retry_timeout_ms=int(parsed.get("errors.retry.timeout", 0)),
-            retry_delay_max_ms=int(parsed.get("errors.retry.delay.max.ms", 60_000)),
-            dlq_topic=str(parsed.get("errors.deadletterqueue.topic.name") or "").strip() if sink else "",
-            dlq_replication_factor=int(parsed.get("errors.deadletterqueue.topic.replication.factor", 3)),
-            dlq_context_headers=bool(parsed.get("errors.deadletterqueue.context.headers.enable", False)),
+            tolerance=str(parsed[keys.ERRORS_TOLERANCE]),
+            log_enable=bool(parsed[keys.ERRORS_LOG_ENABLE]),
+            log_include_messages=bool(parsed[keys.ERRORS_LOG_INCLUDE_MESSAGES]),
+            retry_timeout_ms=int(parsed[keys.ERRORS_RETRY_TIMEOUT]),
+            retry_delay_max_ms=int(parsed[keys.ERRORS_RETRY_MAX_DELAY]),
+            dlq=dlq,
         )
 
 
@@ -120,7 +136,7 @@ def context_headers(original: str, error: str, connector: str, task_id: int) -> 
 def dlq_records(errant: DataFrame, policy: ErrorPolicy, connector: str, task_id: int) -> DataFrame:
     """The DLQ records of a sink's failed records: original key, value, headers (+ context headers)."""
     headers = f"coalesce(original.headers, {x.EMPTY_HEADERS})"
-    if policy.dlq_context_headers:
+    if policy.dlq is not None and policy.dlq.context_headers:
         headers = f"concat({headers}, {context_headers('original', 'error', connector, task_id)})"
     return errant.selectExpr("original.key AS key", "original.value AS value", f"{headers} AS headers")
 

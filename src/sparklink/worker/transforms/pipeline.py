@@ -20,7 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from sparklink.worker.transforms import catalog, connector_config, errors
+from sparklink.worker import connector_config as keys
+from sparklink.worker.transforms import catalog, enrichment, errors
 from sparklink.worker.transforms import exprs as x
 from sparklink.worker.transforms.converters import ByteArrayConverter, Converter
 from sparklink.worker.transforms.frames import ERROR, ORIGINAL, Op, barrier, materialize, output, source_datum
@@ -244,14 +245,14 @@ class Pipeline:
         )
         if self.policy.log_enable:
             errors.log_errant(errant, self.policy, self.connector, self.task_id, self.side == "sink")
-        if self.side != "sink" or not self.policy.dlq_topic:
+        dlq = self.policy.dlq
+        if self.side != "sink" or dlq is None:
             return None
         if not self._dlq_ready:
-            policy = self.policy
-            errors.ensure_topic(bootstrap_servers, policy.dlq_topic, policy.dlq_replication_factor, admin_config)
+            errors.ensure_topic(bootstrap_servers, dlq.topic, dlq.replication_factor, admin_config)
             self._dlq_ready = True
         records = errors.dlq_records(errant, self.policy, self.connector, self.task_id)
-        return records.selectExpr(f"{x.text(self.policy.dlq_topic)} AS topic", "*")
+        return records.selectExpr(f"{x.text(dlq.topic)} AS topic", "*")
 
 
 # ---------------------------------------------------------------------- compiling a config
@@ -267,31 +268,28 @@ def compile_pipeline(
     """Build a task's pipeline from its connector config; converters not set on the connector come
     from the worker's (`worker_defaults`), as in Connect. Raises PipelineConfigError naming the key."""
     defaults = dict(worker_defaults or {})
-    errs = {k: v for k, v in connector_config.validate(config, kind).items() if v}
+    errs = {k: v for k, v in enrichment.validate(config, kind).items() if v}
     if errs:
         detail = "; ".join(f"{k}: {' '.join(v)}" for k, v in errs.items())
         raise PipelineConfigError(f"Invalid converter, transform or error-handling configuration: {detail}")
-    parsed = connector_config.enriched(config, kind).parse(config)
-    policy = errors.ErrorPolicy.from_config(parsed, sink=kind == "sink")
+    parsed = enrichment.enriched(config, kind).parse(config)
+    policy = errors.ErrorPolicy.from_config(parsed)
     steps = []
-    for alias in connector_config.aliases(config, "transforms"):
+    for alias in enrichment.aliases(config, keys.TRANSFORMS):
         prefix = f"transforms.{alias}."
         cls = catalog.transformation(config[prefix + "type"])
         assert cls is not None
         props = {
-            k: v
-            for k, v in connector_config.sub_config(config, prefix).items()
-            if k not in ("type", "predicate", "negate")
+            k: v for k, v in enrichment.sub_config(config, prefix).items() if k not in ("type", "predicate", "negate")
         }
         predicate = None
-        predicate_alias = config.get(prefix + "predicate")
+        predicate_alias = parsed[prefix + "predicate"]
         if predicate_alias:
-            pprefix = f"predicates.{predicate_alias.strip()}."
+            pprefix = f"predicates.{predicate_alias}."
             pcls = catalog.predicate(config.get(pprefix + "type"))
             assert pcls is not None
-            predicate = pcls({k: v for k, v in connector_config.sub_config(config, pprefix).items() if k != "type"})
-        negate = str(config.get(prefix + "negate", "false")).strip().lower() == "true"
-        steps.append(Step(alias, cls(props), predicate, negate))
+            predicate = pcls({k: v for k, v in enrichment.sub_config(config, pprefix).items() if k != "type"})
+        steps.append(Step(alias, cls(props), predicate, bool(parsed[prefix + "negate"])))
     return Pipeline(
         side=kind,
         key_converter=_converter(config, defaults, "key"),
@@ -315,7 +313,7 @@ def _converter(config: Mapping[str, str], defaults: Mapping[str, str], which: st
         raise PipelineConfigError(
             f"Invalid value {class_name} for configuration {name}: Class {class_name} could not be found."
         )
-    props = {"converter.type": which, **connector_config.sub_config(source, f"{name}.")}
+    props = {"converter.type": which, **enrichment.sub_config(source, f"{name}.")}
     try:
         return cls(props)
     except ValueError as exc:

@@ -62,13 +62,8 @@ def config(*keys: cfg.ConfigKey) -> cfg.ConfigDef:
     return out
 
 
-def java_list(values: Any) -> str:
-    """A list as Java prints it in ConfigException texts: [a, b]."""
-    return "[" + ", ".join(str(v) for v in values) + "]"
-
-
 def non_empty_list(name: str, value: Any) -> str | None:
-    return None if value else cfg.Message(f"Invalid value {java_list(value)} for configuration {name}: Empty list")
+    return None if value else cfg.Message(f"Invalid value {cfg.java_list(value)} for configuration {name}: Empty list")
 
 
 def valid_regex(_name: str, value: Any) -> str | None:

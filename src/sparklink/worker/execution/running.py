@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(eq=False)
 class RunningTask:
+    """What one run of a task shares with Spark's threads; each kind of run (run.TaskRun) adds its own."""
+
     connector: str
     task_id: int
     task: Task

@@ -13,7 +13,8 @@ from sparklink.connectors.mirror import formats
 from sparklink.platform.kafka import KafkaCluster
 from sparklink.worker.assembly import RunningWorker
 from sparklink.worker.execution.direct import last_progress
-from sparklink.worker.execution.running import RunningTask
+from sparklink.worker.execution.direct_run import DirectRun
+from sparklink.worker.execution.run import TaskRun
 from tests.conftest import WorkerFactory
 from tests.helpers import read_topic, task_states, topic_size, unique, wait_for
 from tests.it.mirror_fixtures import create_topic, mirror_config, produce, read_partitions
@@ -22,7 +23,7 @@ SOURCE = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
 SYNCS_TOPIC = "mm2-offset-syncs.dst.internal"
 
 
-def _runs(worker: RunningWorker, connector: str) -> list[RunningTask]:
+def _runs(worker: RunningWorker, connector: str) -> list[TaskRun]:
     return sorted((r for r in worker.worker.tasks.runs() if r.connector == connector), key=lambda r: r.task_id)
 
 
@@ -61,7 +62,7 @@ def test_a_mirror_task_writes_through_sparks_kafka_sink_and_its_offsets_and_sync
     assert response.status_code == 201, response.text
     wait_for(lambda: task_states(worker.url, "mm") == ["RUNNING"], 60, "the task RUNNING")
     (run,) = _runs(worker, "mm")
-    assert run.extra.get("direct") and run.ctx.realtime is realtime
+    assert isinstance(run, DirectRun) and run.ctx.realtime is realtime
 
     remote = f"{alias}.{topic}"
     want = read_partitions(kafka, topic, 250)
@@ -112,12 +113,12 @@ def test_real_time_mode_takes_only_free_spark_task_slots_and_gives_them_back(
     runs = _runs(worker, "mm")
     # One slot is kept for micro-batch queries, so a 2-slot worker runs one task in real time.
     assert sum(r.ctx.realtime for r in runs) == min(2, slots - 1)
-    assert all(r.extra.get("direct") for r in runs)
+    assert all(isinstance(r, DirectRun) for r in runs)
     assert read_partitions(target_kafka, f"{alias}.{topic}", 40) == read_partitions(kafka, topic, 40)
 
     assert httpx.delete(f"{worker.url}/connectors/mm", timeout=60).status_code == 204
     wait_for(lambda: not _runs(worker, "mm"), 60, "the tasks stopped")
-    assert worker.worker.tasks._realtime_slots == 0
+    assert worker.worker.tasks.services.slots.held == 0
 
 
 def test_a_real_time_task_stopped_mid_batch_stores_what_its_producer_acknowledged(

@@ -12,6 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from sparklink.api.connector import Offset, Partition, SourceTask, TaskContext
+from sparklink.api.direct import DirectSource
 from sparklink.api.task_config import TaskSettings
 from sparklink.worker.config import WorkerConfig, default_local_master
 from sparklink.worker.execution.direct import ProgressOffsets
@@ -21,10 +22,8 @@ from sparklink.worker.storage.offsets import OffsetStore
 from tests.helpers import wait_for
 
 
-class _Mirrorish(SourceTask):
+class _Mirrorish(SourceTask, DirectSource):
     """Offsets as MirrorSource keeps them: last written upstream offset = end position - 1."""
-
-    direct_write = True
 
     def stream(self, ctx: TaskContext) -> Any:
         raise NotImplementedError
@@ -74,9 +73,10 @@ def _progress(end: dict[str, dict[str, int]], rows: int) -> str:
 
 def _run(events: _Events) -> RunningTask:
     ctx = TaskContext("c", 0, {}, spark=None)  # type: ignore[arg-type]
-    run = RunningTask("c", 0, _Mirrorish(), ctx, TaskSettings.parse({}), events, Path("/nonexistent"))
-    run.extra["topics"] = ["remote.t"]
-    return run
+    return RunningTask("c", 0, _Mirrorish(), ctx, TaskSettings.parse({}), events, Path("/nonexistent"))
+
+
+TOPICS = ["remote.t"]
 
 
 def _stored(store: OffsetStore) -> dict[int, int]:
@@ -88,7 +88,7 @@ def test_progress_events_store_the_newest_positions_off_the_listener_thread() ->
     progress = ProgressOffsets(store)
     run = _run(events)
     try:
-        progress.watch("q", run)
+        progress.watch("q", run, _Mirrorish(), TOPICS)
         assert progress.watched == {"q"}
         progress.progress("other", _progress({"t": {"0": 99}}, 5))  # not watched: ignored
         progress.progress("q", _progress({"t": {"0": 10, "1": 4}}, 14))
@@ -105,7 +105,7 @@ def test_unwatching_stores_the_last_progress_and_ignores_later_events() -> None:
     progress = ProgressOffsets(store)
     run = _run(events)
     try:
-        progress.watch("q", run)
+        progress.watch("q", run, _Mirrorish(), TOPICS)
         # The query stopped before its last event reached the listener: its last progress is stored.
         progress.unwatch("q", run, json.loads(_progress({"t": {"0": 7}}, 7)))
         assert _stored(store) == {0: 6}
@@ -122,7 +122,7 @@ def test_what_a_stopped_task_says_it_wrote_wins_over_its_last_progress_where_it_
     progress = ProgressOffsets(store)
     run = _run(events)
     try:
-        progress.watch("q", run)
+        progress.watch("q", run, _Mirrorish(), TOPICS)
         # A real-time run stopped mid-batch: its producer had acknowledged past the last progress on
         # partition 0; partition 1 it says nothing about, so its progress stands.
         written = [({"topic": "t", "partition": 0}, {"offset": 41})]
@@ -130,7 +130,7 @@ def test_what_a_stopped_task_says_it_wrote_wins_over_its_last_progress_where_it_
         assert _stored(store) == {0: 41, 1: 4}
         # A run with no progress at all (its first batch never ended) still stores what it wrote.
         second = _run(events)
-        progress.watch("q", second)
+        progress.watch("q", second, _Mirrorish(), TOPICS)
         progress.unwatch("q", second, None, lambda: [({"topic": "t", "partition": 0}, {"offset": 60})])
         assert _stored(store) == {0: 60, 1: 4}
     finally:
@@ -142,10 +142,9 @@ def test_a_real_time_run_has_its_written_offsets_stored_between_batch_ends() -> 
     progress = ProgressOffsets(store, flush_s=0.05)
     run, other = _run(events), _run(events)
     task, other_task = _Acknowledging(), _Acknowledging()
-    run.task, other.task = task, other_task
     try:
         run.ctx.realtime = True
-        progress.watch("q", run)
+        progress.watch("q", run, task, TOPICS)
         task.acked = 30
         wait_for(lambda: _stored(store) == {0: 30}, 10, "the acknowledged offset stored with no progress")
         task.acked = 75
@@ -160,9 +159,8 @@ def test_a_real_time_run_has_its_written_offsets_stored_between_batch_ends() -> 
         other.ctx.realtime = True
         micro = _run(events)
         micro_task = _Acknowledging()
-        micro.task = micro_task
-        progress.watch("r", other)
-        progress.watch("m", micro)
+        progress.watch("r", other, other_task, TOPICS)
+        progress.watch("m", micro, micro_task, TOPICS)
         wait_for(lambda: len(other_task.asked) >= 2, 10, "two flushes of the other run")
         assert len(task.asked) == asked
         assert micro_task.asked == []
@@ -175,10 +173,9 @@ def test_a_real_time_run_counts_its_acknowledged_records_between_batch_ends_and_
     progress = ProgressOffsets(store, flush_s=0.05)
     run = _run(events)
     task = _Acknowledging()
-    run.task = task
     run.ctx.realtime = True
     try:
-        progress.watch("q", run)
+        progress.watch("q", run, task, TOPICS)
         task.acked, task.acked_records = 29, 30
         # No batch has ended, yet the count and the topics the task writes to are current.
         wait_for(lambda: run.records == 30, 10, "the acknowledged records counted")

@@ -21,13 +21,13 @@ from sparklink.worker.config import WorkerConfig
 from sparklink.worker.herder.herder import StandaloneHerder, Stores
 from sparklink.worker.herder.model import ConnectorOffset
 from sparklink.worker.herder.restarts import build_plan
-from sparklink.worker.herder.runner import TaskListener
 from sparklink.worker.plugins import Plugins
 from sparklink.worker.storage.backend import MemoryBackend
 from sparklink.worker.storage.config import ConfigStore, RestartRequest
 from sparklink.worker.storage.group_offsets import MemoryGroupOffsetStore
 from sparklink.worker.storage.offsets import OffsetStore
 from sparklink.worker.storage.status import Status, StatusStore
+from sparklink.worker.task_events import TaskEvents
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ class TwinWorker:
         name: str,
         task_id: int,
         config: dict[str, str],
-        events: TaskListener,
+        events: TaskEvents,
         connector_config: Mapping[str, str] | None = None,
     ) -> None:
         if (name, task_id) in self.failing_tasks:
@@ -84,7 +84,7 @@ class TwinWorker:
         self,
         name: str,
         configs: Mapping[int, dict[str, str]],
-        events: TaskListener,
+        events: TaskEvents,
         connector_config: Mapping[str, str] | None = None,
     ) -> dict[int, Exception]:
         failures: dict[int, Exception] = {}

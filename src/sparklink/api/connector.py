@@ -7,9 +7,9 @@ Structured Streaming pipeline. The runtime owns the Kafka side and the offsets:
   `headers` and `partition`; the runtime writes each micro-batch to Kafka with Spark's Kafka writer, then
   records `batch_offsets(batch)` in the offsets store. `resume` holds the stored offsets at task start.
   A task that declares `batch_metrics` instead gets its offsets from aggregates observed during the
-  write itself (`observed_offsets`): one pass over the batch, nothing cached. A task that declares
-  `direct_write` may be written by Spark's Kafka sink itself, with no Python per batch; its offsets
-  then come from the query's progress (`progress_offsets`).
+  write itself (`observed_offsets`): one pass over the batch, nothing cached. A task that also
+  implements `DirectSource` (api/direct.py) may be written by Spark's Kafka sink itself, with no
+  Python per batch; its offsets then come from the query's progress (`progress_offsets`).
 - a SinkTask receives each micro-batch read by Spark's Kafka source (columns of that source) and writes
   it to its target; the runtime then commits the batch's Kafka offsets to the connector's consumer group.
 
@@ -51,7 +51,7 @@ class TaskContext:
     """The directory of the task's query checkpoint: new and empty at every start (the runtime keeps
     source positions in its offsets store, not there), so a task may seed its stream's state in it."""
     direct: bool = False
-    """Source tasks with `direct_write`: True when the runtime writes this run's stream with Spark's
+    """Source tasks that implement `DirectSource`: True when the runtime writes this run's stream with Spark's
     Kafka sink (no batch function, so `batch_offsets` and `batch_written` are never called)."""
     realtime: bool = False
     """Direct runs: True when the query runs in Spark's real-time mode (its Kafka source must then
@@ -128,6 +128,10 @@ class Task(ABC):
 
 
 class SourceTask(Task):
+    """A source: its stream, and the hooks of the batch path every source runs on (a batch function per
+    micro-batch). A source that Spark's Kafka sink can write directly also implements `DirectSource`
+    (api/direct.py)."""
+
     @abstractmethod
     def stream(self, ctx: TaskContext) -> DataFrame:
         """A streaming DataFrame of records to write; columns `topic`, `key`, `value`[, `headers`]."""
@@ -162,36 +166,6 @@ class SourceTask(Task):
 
     def batch_written(self, batch: DataFrame, batch_id: int, ctx: TaskContext) -> None:
         """Called after a batch is written and its offsets recorded (e.g. to emit offset syncs)."""
-
-    direct_write: ClassVar[bool] = False
-    """The task's stream can be written by Spark's Kafka sink as it is, every record kept, when its
-    records need no transform: the runtime then sets `ctx.direct` before calling `stream` and takes
-    the offsets from the query's progress through `progress_offsets`."""
-
-    def progress_offsets(self, end: Any) -> list[tuple[Partition, Offset]]:
-        """Direct writing: the source offsets reached once the query's source stands at `end` (the
-        progress's `endOffset`, parsed JSON: an object for Kafka, a number for `rate`). Only what the
-        query has written is covered."""
-        raise NotImplementedError(f"{type(self).__name__} declares direct_write but not progress_offsets")
-
-    def written_offsets(self, ctx: TaskContext, wait_s: float, final: bool) -> list[tuple[Partition, Offset]] | None:
-        """Direct writing: the offsets of every record this run's producer has had acknowledged, or
-        None when the task cannot tell. Asked every offset.flush.interval.ms of a real-time run
-        (`final` False), and once its query has stopped (`final` True: wait up to `wait_s` for records
-        still in flight; this run is over). Where it tells, it wins over the query's last progress,
-        so a task must never report less than it reported before or than its progress said."""
-        return None
-
-    def written_records(self) -> int | None:
-        """Direct writing: how many records this run's producer had had acknowledged when
-        `written_offsets` last answered, or None when the task cannot tell. A real-time run's record
-        count comes from here between its batch ends, which are a minute or more apart."""
-        return None
-
-    def realtime_slots(self, ctx: TaskContext) -> int | None:
-        """Direct writing: how many Spark tasks the stream would run at once in real-time mode (one
-        per Kafka partition it reads), or None if its source cannot; asked before `stream`."""
-        return None
 
 
 class SinkTask(Task):

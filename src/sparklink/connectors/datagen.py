@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparklink.api import config as cfg
 from sparklink.api.connector import Offset, Partition, SourceConnector, SourceTask, TaskContext
+from sparklink.api.direct import DirectSource
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -137,7 +138,7 @@ class DatagenConnector(SourceConnector):
         return False
 
 
-class DatagenTask(SourceTask):
+class DatagenTask(SourceTask, DirectSource):
     def stream(self, ctx: TaskContext) -> DataFrame:
         from pyspark.sql import functions as F
 
@@ -201,8 +202,6 @@ class DatagenTask(SourceTask):
 
     def topics(self, ctx: TaskContext) -> list[str] | None:
         return [ctx.config["topic"]]
-
-    direct_write = True
 
     def progress_offsets(self, end: Any) -> list[tuple[Partition, Offset]]:
         """The `rate` source's position is whole seconds since its start, and it has made `rate` rows

@@ -21,7 +21,7 @@ from fastapi import FastAPI
 from sparklink.clients.settings import client_config
 from sparklink.platform import ports
 from sparklink.worker.config import WorkerConfig
-from sparklink.worker.execution.tasks import TaskQueries
+from sparklink.worker.execution.tasks import TaskRuns
 from sparklink.worker.execution.worker import Worker
 from sparklink.worker.herder.distributed import DistributedHerder
 from sparklink.worker.herder.herder import StandaloneHerder, Stores
@@ -168,7 +168,7 @@ def start_worker(config: WorkerConfig, spark: SparkSession | None = None, timeou
         stores = kafka_stores(config)
         plugins = Plugins()
         scratch = Path(config.state_dir) / "checkpoints" if config.state_dir else None
-        queries = TaskQueries(
+        runs = TaskRuns(
             session,
             config.bootstrap_servers,
             stores.offsets,
@@ -181,7 +181,7 @@ def start_worker(config: WorkerConfig, spark: SparkSession | None = None, timeou
             offset_flush_ms=config.offset_flush_interval_ms,
             warm_up_topic=config.config_topic,
         )
-        worker = Worker(plugins, queries)
+        worker = Worker(plugins, runs)
         herder_class = DistributedHerder if config.mode == "distributed" else StandaloneHerder
         herder = herder_class(config, stores, worker, plugins, cluster_id(config.bootstrap_servers))
         rest_app.attach(rest.app, herder)

@@ -26,6 +26,7 @@ from confluent_kafka.admin import AdminClient
 
 from sparklink.api.config import ConfigDef
 from sparklink.api.connector import Offset, Partition, SourceConnector, SourceTask, TaskContext
+from sparklink.api.direct import DirectSource
 from sparklink.api.task_config import MAX_RECORDS_PER_BATCH, MICRO_BATCH_FETCH_WAIT_MS
 from sparklink.connectors.mirror import admin, interceptor, offsets
 from sparklink.connectors.mirror.config import (
@@ -184,7 +185,7 @@ class MirrorSourceConnector(SourceConnector):
             self.context.request_task_reconfiguration()
 
 
-class MirrorSourceTask(SourceTask):
+class MirrorSourceTask(SourceTask, DirectSource):
     """One Spark query: Kafka source (source cluster) -> Kafka writer (target cluster)."""
 
     def stream(self, ctx: TaskContext) -> DataFrame:
@@ -296,8 +297,6 @@ class MirrorSourceTask(SourceTask):
                 ),
             )
         return producer
-
-    direct_write = True
 
     def progress_offsets(self, end: Any) -> list[tuple[Partition, Offset]]:
         """MM2's offsets from the query's end offsets: the last replicated upstream offset, i.e. the

@@ -1,8 +1,10 @@
-"""Source tasks written by Spark's Kafka sink itself, with no Python in the data path. Caller: tasks.py.
+"""Source tasks written by Spark's Kafka sink itself, with no Python in the data path: their offsets and
+their Spark task slots. Callers: direct_run.py (each such run) and tasks.py (one of each per worker).
 
-A task that declares `direct_write` (MirrorSource) and whose records pass through untransformed runs
-as one query from its source straight into Spark's Kafka sink: no batch function, so no Py4J calls,
-DataFrames or jobs of our own per batch. What the batch function did otherwise moves elsewhere:
+A task that implements `DirectSource` (api/direct.py: MirrorSource, datagen) and whose records pass
+through untransformed runs as one query from its source straight into Spark's Kafka sink
+(direct_run.DirectRun): no batch function, so no Py4J calls, DataFrames or jobs of our own per batch.
+What the batch function did otherwise moves elsewhere:
 
 - **offsets** come from the query's progress events (its source's `endOffset`), which Spark posts only
   after a batch's write has been acknowledged and committed; the listener hands them over here
@@ -18,11 +20,11 @@ queries. In this mode long-running Spark tasks pass each record on as it arrives
 checkpoints, and posts a progress event, at the end of each batch (`task.realtime.batch.interval.ms`,
 5 minutes in local mode and 60 s on a cluster by default: each batch end holds records back for a
 moment); in between, `ProgressOffsets` stores what the task's producer has had acknowledged every
-`offset.flush.interval.ms`, and counts the records it acknowledged (`SourceTask.written_records`).
+`offset.flush.interval.ms`, and counts the records it acknowledged (`DirectSource.written_records`).
 Without enough slots a real-time query would leave partitions waiting for a whole batch, so such a task
 runs in micro-batches instead. Stopping a real-time query interrupts its Spark
 tasks mid-batch, past its last progress; the task then says itself what its producer had acknowledged
-(`SourceTask.written_offsets`, which MirrorSource reads from its interceptor in local mode), and that is
+(`DirectSource.written_offsets`, which MirrorSource reads from its interceptor in local mode), and that is
 stored instead. Where it cannot tell (a Spark cluster), what was written since the last progress is
 written again by the next run (at least once).
 """
@@ -34,16 +36,15 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sparklink.api.connector import Offset, Partition, SourceTask
-from sparklink.worker.execution import kafka_io
-from sparklink.worker.execution.running import RunningTask, query_name, remember_callback_connection
+from sparklink.api.connector import Offset, Partition
+from sparklink.api.direct import DirectSource
+from sparklink.worker.execution.running import RunningTask, remember_callback_connection
 from sparklink.worker.storage.offsets import OffsetStore
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
     from pyspark.sql.streaming.query import StreamingQuery
 
 log = logging.getLogger(__name__)
@@ -51,59 +52,61 @@ log = logging.getLogger(__name__)
 RESERVED_SLOTS = 1
 """Spark task slots never given to real-time queries: micro-batch queries and the worker's own jobs."""
 
+Written = Callable[[], list[tuple[Partition, Offset]] | None]
+"""Asks a stopped run what its producer had acknowledged (`DirectSource.written_offsets`, final)."""
 
-@dataclass
-class _Pending:
+
+class RealtimeSlots:
+    """The Spark task slots of the worker's session held by real-time queries (`RESERVED_SLOTS` never are)."""
+
+    def __init__(self, total: Callable[[], int]) -> None:
+        self._total = total  # read at each reservation: a cluster's executors come and go
+        self._lock = threading.Lock()
+        self.held = 0
+
+    def reserve(self, who: str, wanted: int | None) -> int:
+        """Hold `wanted` slots for a real-time query if that many are free; the slots held (0: none)."""
+        if not wanted:
+            return 0
+        total = self._total()
+        with self._lock:
+            free = total - RESERVED_SLOTS - self.held
+            if wanted > free:
+                log.info(
+                    "%s runs in micro-batches: real-time mode needs %d free Spark task slots and %d of %d"
+                    " are free (raise spark.master's local[N] or the executor cores to give it more)",
+                    who,
+                    wanted,
+                    max(free, 0),
+                    total,
+                )
+                return 0
+            self.held += wanted
+            return wanted
+
+    def release(self, slots: int) -> None:
+        with self._lock:
+            self.held -= slots
+
+
+@dataclass(eq=False)
+class _Account:
+    """What is known of one watched run: its task's hooks and what has been stored and counted for it."""
+
     run: RunningTask
+    source: DirectSource
+    topics: list[str]
+    stored: dict[str, Offset | None] = field(default_factory=dict)  # partition (JSON) -> offset stored
+    progress_rows: int = 0  # rows its progress events have counted
+
+
+@dataclass(eq=False)
+class _Pending:
+    account: _Account
     end: Any = None  # the newest endOffset seen
     rows: int = 0  # rows of the batches not yet applied
     batches: int = 0
-    written: list[tuple[Partition, Offset]] | None = None  # SourceTask.written_offsets: wins
-
-
-def start_query(
-    run: RunningTask,
-    stream: DataFrame,
-    bootstrap_servers: str,
-    producer: Mapping[str, str],
-    trigger: str,
-    realtime: bool,
-) -> StreamingQuery:
-    """Start the task's stream into Spark's Kafka sink; `trigger` is the micro-batch interval, or the
-    batch length in real-time mode (e.g. "5000 milliseconds")."""
-    columns = [c for c in kafka_io.KAFKA_COLUMNS if c in stream.columns]
-    writer = (
-        stream.select(*columns)
-        .writeStream.format("kafka")
-        .queryName(query_name(run.connector, run.task_id))
-        .option("checkpointLocation", str(run.checkpoint))
-    )
-    for key, value in {"bootstrap.servers": bootstrap_servers, "acks": "all", **producer}.items():
-        writer = writer.option(f"kafka.{key}", value)
-    if "headers" in columns:
-        writer = writer.option("includeHeaders", "true")
-    if realtime:
-        # Real-time mode takes only the update output mode (a stateless query's rows are the same).
-        writer = writer.outputMode("update").trigger(realTime=trigger)  # type: ignore[call-overload]
-    else:
-        writer = writer.trigger(processingTime=trigger)
-    return writer.start()
-
-
-def wait_for_batch_end(query: StreamingQuery, grace: float, poll: float = 0.02) -> bool:
-    """Wait up to `grace` seconds for a micro-batch query to be between batches; True if it is.
-
-    A batch may begin right after this returns; stopping then cancels it, as any stop does."""
-    deadline = time.monotonic() + grace
-    while True:
-        try:
-            if not query.isActive or not query.status.get("isTriggerActive"):
-                return True
-        except Exception:  # the query is gone: nothing to wait for
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(poll)
+    written: list[tuple[Partition, Offset]] | None = None  # DirectSource.written_offsets: wins
 
 
 class ProgressOffsets:
@@ -121,16 +124,17 @@ class ProgressOffsets:
         self.flush_s = flush_s
         self._applying = threading.Lock()
         self.watched: set[str] = set()  # the listener forwards the progress of these queries only
-        self._runs: dict[str, RunningTask] = {}
+        self._runs: dict[str, _Account] = {}
         self._pending: dict[str, _Pending] = {}
         self._lock = threading.Condition()
         self._closed = False
         self._thread = threading.Thread(target=self._loop, name="direct-offsets", daemon=True)
         self._thread.start()
 
-    def watch(self, name: str, run: RunningTask) -> None:
+    def watch(self, name: str, run: RunningTask, source: DirectSource, topics: list[str]) -> None:
+        """Store the offsets of query `name`, which `run` started for `source`, writing to `topics`."""
         with self._lock:
-            self._runs[name] = run
+            self._runs[name] = _Account(run, source, topics)
             self.watched.add(name)
 
     def unwatch(
@@ -138,17 +142,19 @@ class ProgressOffsets:
         name: str,
         run: RunningTask,
         last_progress: Mapping[str, Any] | None,
-        written: Callable[[], list[tuple[Partition, Offset]] | None] | None = None,
+        written: Written | None = None,
     ) -> None:
         """Stop watching a stopped query, storing the offsets of its last progress first, or of what
         the task says it has written (`written`, asked under the store lock) where it says."""
         with self._lock:
-            if self._runs.get(name) is run:
-                del self._runs[name]
-                self.watched.discard(name)
+            account = self._runs.get(name)
+            if account is None or account.run is not run:
+                return  # not watched (a run watches before its query starts): nothing of it to store
+            del self._runs[name]
+            self.watched.discard(name)
             pending = self._pending.pop(name, None)
-            if pending is None or pending.run is not run:
-                pending = _Pending(run)
+            if pending is None or pending.account is not account:
+                pending = _Pending(account)
             # Its rows were counted when its event came (or will be): only the position matters here.
             _merge(pending, last_progress, count=False)
         self._apply(pending, written)
@@ -157,18 +163,18 @@ class ProgressOffsets:
         """Called on the query's stream thread as it starts: note its Py4J callback connection, which
         the task's stop closes (a batch function would have noted it otherwise; see running.py)."""
         with self._lock:
-            run = self._runs.get(name)
-        if run is not None:
-            remember_callback_connection(run)
+            account = self._runs.get(name)
+        if account is not None:
+            remember_callback_connection(account.run)
 
     def progress(self, name: str, text: str) -> None:
         with self._lock:
-            run = self._runs.get(name)
-            if run is None:
+            account = self._runs.get(name)
+            if account is None:
                 return
             pending = self._pending.get(name)
-            if pending is None or pending.run is not run:
-                pending = self._pending[name] = _Pending(run)
+            if pending is None or pending.account is not account:
+                pending = self._pending[name] = _Pending(account)
             _merge(pending, json.loads(text))
             self._lock.notify_all()
 
@@ -190,60 +196,50 @@ class ProgressOffsets:
                 batch = list(self._pending.values())
                 self._pending.clear()
                 flushing = time.monotonic() >= next_flush
-                runs = [r for r in self._runs.values() if r.ctx.realtime] if flushing else []
+                accounts = [a for a in self._runs.values() if a.run.ctx.realtime] if flushing else []
             for pending in batch:
                 self._apply(pending)
             if flushing:
                 next_flush = time.monotonic() + self.flush_s
-                for run in runs:
-                    self._flush_written(run)
+                for account in accounts:
+                    self._flush_written(account)
 
-    def _flush_written(self, run: RunningTask) -> None:
-        task = run.task
-        if not isinstance(task, SourceTask):
-            return
+    def _flush_written(self, account: _Account) -> None:
+        run = account.run
         with self._applying:
-            if run not in self._runs.values():
+            if account not in self._runs.values():
                 return  # stopped meanwhile: its stop stores the final account
             try:
-                written = task.written_offsets(run.ctx, 0.0, final=False)
+                written = account.source.written_offsets(run.ctx, 0.0, final=False)
             except Exception:  # its query may be stopping; the stop asks again
                 log.debug("task %s-%d: reading its written offsets", run.connector, run.task_id, exc_info=True)
                 return
             if written:
-                self._store(_Pending(run, written=written), task)
+                self._store(_Pending(account, written=written))
 
-    def _apply(
-        self, pending: _Pending, written: Callable[[], list[tuple[Partition, Offset]] | None] | None = None
-    ) -> None:
-        task = pending.run.task
-        if not isinstance(task, SourceTask):
-            return
+    def _apply(self, pending: _Pending, written: Written | None = None) -> None:
         with self._applying:
             if written is not None:
                 try:
                     pending.written = written()
                 except Exception:  # the last progress still covers all it reports
-                    log.warning(
-                        "task %s-%d: reading its written offsets",
-                        pending.run.connector,
-                        pending.run.task_id,
-                        exc_info=True,
-                    )
+                    run = pending.account.run
+                    log.warning("task %s-%d: reading its written offsets", run.connector, run.task_id, exc_info=True)
             if pending.end is not None or pending.written:
-                self._store(pending, task)
+                self._store(pending)
 
-    def _store(self, pending: _Pending, task: SourceTask) -> None:
-        run = pending.run
+    def _store(self, pending: _Pending) -> None:
+        account = pending.account
+        run, source = account.run, account.source
         try:
             reached: list[tuple[Partition, Offset | None]] = []
             if pending.end is not None:
-                reached += task.progress_offsets(pending.end)
+                reached += source.progress_offsets(pending.end)
             if pending.written:
                 told = {json.dumps(p, sort_keys=True) for p, _ in pending.written}
                 reached = [(p, o) for p, o in reached if json.dumps(p, sort_keys=True) not in told]
                 reached += pending.written
-            stored: dict[str, Any] = run.extra.setdefault("stored_offsets", {})
+            stored = account.stored
             changed = [(p, o) for p, o in reached if stored.get(json.dumps(p, sort_keys=True)) != o]
             if changed:
                 self.offsets.put(run.connector, changed)
@@ -251,11 +247,11 @@ class ProgressOffsets:
                     stored[json.dumps(p, sort_keys=True)] = o
             # Progress counts a batch's rows at its end; a real-time task's producer counts each record as
             # it is acknowledged, and the same records are in both: the larger is the count so far.
-            counted = run.extra["progress_rows"] = run.extra.get("progress_rows", 0) + pending.rows
-            records = max(counted, task.written_records() or 0)
+            account.progress_rows += pending.rows
+            records = max(account.progress_rows, source.written_records() or 0)
             if pending.rows or records > run.records:
                 # Each time, as the batch path does: a topics reset (KIP-558) clears what was recorded.
-                run.events.topics_seen(run.connector, run.task_id, run.extra.get("topics") or [])
+                run.events.topics_seen(run.connector, run.task_id, account.topics)
             run.records = max(run.records, records)
             run.batches += pending.batches
         except Exception:

@@ -1,8 +1,10 @@
-"""One running task, and the Python side of its query's callbacks from the JVM.
+"""One running task's state, and the Python side of its query's callbacks from the JVM.
 
-`RunningTask` is what tasks.py keeps per task; the helpers here run on Spark's threads: the batch
-function's error capture, the Py4J connection a query's stream thread calls back through, and the
-listener that turns query termination into a callback. Caller: execution/tasks.py.
+`RunningTask` is what every kind of run (run.py) shares with Spark's threads: who it is, its query,
+its counters, whether it is stopping, how its query ended. The helpers here run on those threads:
+the batch function's error capture and the Py4J connection a query's stream thread calls back
+through. Callers: the runs (source_run.py, sink_run.py, direct_run.py), direct.ProgressOffsets and
+the registry (tasks.py).
 """
 
 from __future__ import annotations
@@ -13,14 +15,15 @@ import logging
 import socket
 import threading
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 from sparklink.api.connector import Task, TaskContext
 from sparklink.api.task_config import TaskSettings
+from sparklink.worker.task_events import TaskEvents
 
 if TYPE_CHECKING:
     from pyspark.sql.streaming.query import StreamingQuery
@@ -28,13 +31,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class TaskEvents(Protocol):
-    def task_failed(self, connector: str, task_id: int, trace: str) -> None: ...
-    def topics_seen(self, connector: str, task_id: int, topics: list[str]) -> None: ...
-
-
-@dataclass
+@dataclass(eq=False)
 class RunningTask:
+    """What one run of a task shares with Spark's threads; each kind of run (run.TaskRun) adds its own."""
+
     connector: str
     task_id: int
     task: Task
@@ -46,7 +46,15 @@ class RunningTask:
     records: int = 0
     batches: int = 0
     stopping: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    terminated: bool = False
+    """Its query's termination has been handled: the watchdog does not inspect it again."""
+    reported: bool = False
+    """Its failure has gone to `events` (once)."""
+    error: str = ""
+    """The Python trace of the batch that failed its query (`remember_error`)."""
+    callback: object | None = None
+    """The Py4J connection its query's stream thread calls Python through (`remember_callback_connection`)."""
+    callback_noted: bool = False
     _in_batch: int = 0
     _batch_done: threading.Condition = field(default_factory=threading.Condition, repr=False)
 
@@ -82,13 +90,14 @@ def remember_callback_connection(run: RunningTask) -> None:
     Python thread, and keeps it open after the JVM thread has died: one thread and one socket leaked
     per query started. The batch function runs on that Python thread, so it can name the connection.
     """
-    if "callback" in run.extra:
+    if run.callback_noted:
         return
     from pyspark import SparkContext
 
     client = getattr(SparkContext._gateway, "_gateway_client", None)
     getter = getattr(client, "get_thread_connection", None)
-    run.extra["callback"] = getter() if getter is not None else None
+    run.callback = getter() if getter is not None else None
+    run.callback_noted = True
 
 
 def close_callback_connection(run: RunningTask) -> None:
@@ -97,7 +106,7 @@ def close_callback_connection(run: RunningTask) -> None:
     Shutting the socket down makes the serving thread read end-of-stream and close the connection
     itself; closing it from here would wait on the buffer lock that thread holds while it reads.
     """
-    connection = run.extra.pop("callback", None)
+    connection, run.callback, run.callback_noted = run.callback, None, False
     sock = getattr(connection, "socket", None)
     if sock is not None:
         with contextlib.suppress(OSError):  # already closed by the other side
@@ -119,7 +128,7 @@ def remember_error(run: RunningTask) -> Iterator[None]:
             log.debug("batch of %s-%d interrupted by stop: %s", run.connector, run.task_id, exc)
             return
         summary = "".join(traceback.format_exception_only(exc)).strip()
-        run.extra["error"] = summary + "\n" + traceback.format_exc()
+        run.error = summary + "\n" + traceback.format_exc()
         # Spark runs regexes over the failure text of a query; a long Py4J-wrapped trace can overflow
         # the stream thread's stack and kill it before the termination event is sent.
         raise TaskBatchError(summary.splitlines()[0][:500]) from None
@@ -134,111 +143,3 @@ def query_name(connector: str, task_id: int) -> str:
     refuses two active queries of one name (`adv;x` and `adv+x` sanitise alike)."""
     digest = hashlib.sha1(connector.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     return f"{safe_name(connector)}-{digest}-{task_id}"
-
-
-def _make_listener_base() -> type:
-    from pyspark.sql.streaming.listener import StreamingQueryListener
-
-    return StreamingQueryListener
-
-
-class QueryListener(_make_listener_base()):  # type: ignore[misc]
-    """Turns query termination, and the progress of watched queries, into callbacks; Spark calls it
-    from its listener-bus thread.
-
-    PySpark's own bridge turns every progress event into Python objects first, field by field over
-    Py4J, and each field lookup makes the JVM search its classpath: measured, 40% of the Spark JVM's
-    CPU with 4 connectors at 1 record/s (one progress event per task per trigger). `_jlistener`
-    swaps in a bridge that reads only a terminated query's id and error, and the progress of the
-    queries named in `watched` as one JSON string (tasks that write without a Python batch function
-    learn their offsets there)."""
-
-    def __init__(
-        self,
-        on_terminated: Callable[[str, str | None], None],
-        on_progress: Callable[[str, str], None] | None = None,
-        on_started: Callable[[str], None] | None = None,
-    ) -> None:
-        self._on_terminated = on_terminated
-        self._on_progress = on_progress
-        self._on_started = on_started
-        self.watched: set[str] = set()
-
-    def onQueryStarted(self, event: Any) -> None:
-        pass
-
-    def onQueryProgress(self, event: Any) -> None:
-        pass
-
-    def onQueryIdle(self, event: Any) -> None:
-        pass
-
-    def onQueryTerminated(self, event: Any) -> None:
-        pass
-
-    @property
-    def _jlistener(self) -> Any:
-        from pyspark import SparkContext
-
-        bridge = self.__dict__.get("_bridge")
-        if bridge is None:
-            jvm = SparkContext._jvm
-            assert jvm is not None, "the listener is added to a running session"
-            bridge = self.__dict__["_bridge"] = jvm.PythonStreamingQueryListenerWrapper(
-                _TerminationBridge(self._on_terminated, self._on_progress, self.watched, self._on_started)
-            )
-        return bridge
-
-
-class _TerminationBridge:
-    """The Py4J proxy Spark's PythonStreamingQueryListenerWrapper calls, one method per event."""
-
-    def __init__(
-        self,
-        on_terminated: Callable[[str, str | None], None],
-        on_progress: Callable[[str, str], None] | None,
-        watched: set[str],
-        on_started: Callable[[str], None] | None = None,
-    ) -> None:
-        self._on_terminated = on_terminated
-        self._on_progress = on_progress
-        self._watched = watched
-        self._on_started = on_started
-
-    def onQueryStarted(self, jevent: Any) -> None:
-        # Spark delivers this event on the query's own stream thread, so this Python thread serves that
-        # thread's Py4J callback connection: a watched query (no batch function) notes it here.
-        if not self._watched or self._on_started is None:
-            return
-        try:
-            name = jevent.name()
-            if name in self._watched:
-                self._on_started(str(name))
-        except Exception:  # never let a reporting error kill the query's start
-            log.exception("handling a query start event")
-
-    def onQueryProgress(self, jevent: Any) -> None:
-        if not self._watched or self._on_progress is None:
-            return  # no Py4J call at all while no query is watched
-        try:
-            progress = jevent.progress()
-            name = progress.name()
-            if name in self._watched:
-                self._on_progress(str(name), str(progress.json()))
-        except Exception:  # never let a reporting error kill Spark's listener thread
-            log.exception("handling a query progress event")
-
-    def onQueryIdle(self, jevent: Any) -> None:
-        pass
-
-    def onQueryTerminated(self, jevent: Any) -> None:
-        query_id = "?"
-        try:
-            query_id = str(jevent.id().toString())
-            error = jevent.exception()
-            self._on_terminated(query_id, str(error.get()) if error.isDefined() else None)
-        except Exception:  # never let a reporting error kill Spark's listener thread
-            log.exception("handling termination of query %s", query_id)
-
-    class Java:
-        implements = ["org.apache.spark.sql.streaming.PythonStreamingQueryListener"]

@@ -2,7 +2,7 @@
 
 Connect's Herder/Worker split: the herder owns the stores and the state machine; the worker
 instantiates a connector from its plugin, starts and stops it, asks it for task configs, and starts
-or stops each task as a Spark query (tasks.py). Nothing here writes a status: the worker reports
+or stops each task's run (tasks.py). Nothing here writes a status: the worker reports
 task failures to the `TaskEvents` given with each task, and raises when a start fails.
 Caller: the herder, which gets its worker at construction.
 """
@@ -13,17 +13,14 @@ import logging
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from sparklink.api.connector import Connector, ConnectorContext, Offset, Partition
 from sparklink.api.errors import BadRequestError, ConnectError
 from sparklink.api.task_config import CONNECTOR_CLASS, TASK_CLASS, TASK_COUNT
-from sparklink.worker.execution.running import TaskEvents
-from sparklink.worker.execution.tasks import TaskQueries, TaskStart
+from sparklink.worker.execution.run import TaskStart
+from sparklink.worker.execution.tasks import TaskRuns
 from sparklink.worker.plugins import Plugins
-
-if TYPE_CHECKING:
-    pass
+from sparklink.worker.task_events import TaskEvents
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +34,7 @@ class TaskCounters:
 
 
 class Worker:
-    def __init__(self, plugins: Plugins, tasks: TaskQueries) -> None:
+    def __init__(self, plugins: Plugins, tasks: TaskRuns) -> None:
         self.plugins = plugins
         self.tasks = tasks
         self._connectors: dict[str, Connector] = {}
@@ -119,7 +116,7 @@ class Worker:
         events: TaskEvents,
         connector_config: Mapping[str, str] | None = None,
     ) -> dict[int, Exception]:
-        """Start several tasks of one connector together (see `TaskQueries.start_tasks`); returns the
+        """Start several tasks of one connector together (see `TaskRuns.start_tasks`); returns the
         ones that could not start, with their error."""
         failures: dict[int, Exception] = {}
         starts = []

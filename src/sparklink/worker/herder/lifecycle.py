@@ -18,10 +18,11 @@ from sparklink.api.errors import ConnectError
 from sparklink.api.states import State, TargetState
 from sparklink.api.task_config import CONNECTOR_CLASS
 from sparklink.worker.herder import restarts, validation
-from sparklink.worker.herder.runner import ConnectorRunner, TaskListener
+from sparklink.worker.herder.runner import ConnectorRunner
 from sparklink.worker.plugins import Plugins
 from sparklink.worker.storage.config import ConfigStore
 from sparklink.worker.storage.status import Status, StatusStore
+from sparklink.worker.task_events import TaskEvents
 
 log = logging.getLogger(__name__)
 
@@ -220,7 +221,7 @@ class TooManyTasksError(ConnectError):
         )
 
 
-class ContextFactory(TaskListener, Protocol):
+class ContextFactory(TaskEvents, Protocol):
     """The herder: it hears from tasks and hands each connector instance its context."""
 
     def context(self, name: str) -> ConnectorContext: ...

@@ -10,13 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from sparklink.api.connector import ConnectorContext, Offset, Partition
-
-
-class TaskListener(Protocol):
-    """How a running task reports back (the herder implements it)."""
-
-    def task_failed(self, connector: str, task_id: int, trace: str) -> None: ...
-    def topics_seen(self, connector: str, task_id: int, topics: list[str]) -> None: ...
+from sparklink.worker.task_events import TaskEvents
 
 
 class Counters(Protocol):
@@ -46,7 +40,7 @@ class ConnectorRunner(Protocol):
         name: str,
         task_id: int,
         config: dict[str, str],
-        events: TaskListener,
+        events: TaskEvents,
         connector_config: Mapping[str, str] | None = None,
     ) -> None:
         """Start the query of the task the config describes; raises if its pipeline cannot be built.
@@ -58,7 +52,7 @@ class ConnectorRunner(Protocol):
         self,
         name: str,
         configs: Mapping[int, dict[str, str]],
-        events: TaskListener,
+        events: TaskEvents,
         connector_config: Mapping[str, str] | None = None,
     ) -> dict[int, Exception]:
         """Start several tasks of one connector together; the ones that could not start, with why."""

@@ -1,0 +1,79 @@
+"""Builds the run of a task: its pipeline, scratch checkpoint and context, and which kind of run it is.
+
+The registry (tasks.py) asks for a run at every start and restart; what kind follows from the task
+alone: a sink runs as a SinkRun, a source Spark's Kafka sink can write as it is (`DirectSource`,
+converters only) as a DirectRun, any other source as a SourceRun.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+from sparklink.api.connector import SinkTask, SourceTask, TaskContext
+from sparklink.api.direct import DirectSource
+from sparklink.api.task_config import TaskSettings, sink_group
+from sparklink.worker.execution.direct_run import DirectRun
+from sparklink.worker.execution.run import TaskRun, TaskStart, converts_only
+from sparklink.worker.execution.running import safe_name
+from sparklink.worker.execution.services import RunServices
+from sparklink.worker.execution.sink_run import SinkRun
+from sparklink.worker.execution.source_run import SourceRun
+from sparklink.worker.transforms.pipeline import compile_pipeline
+
+
+class RunFactory:
+    def __init__(self, services: RunServices, converter_defaults: Mapping[str, str] | None = None) -> None:
+        self.services = services
+        # The worker's key/value/header converter settings, used where a connector sets none.
+        self.converter_defaults = dict(converter_defaults or {})
+
+    def build(self, connector: str, start: TaskStart, retries: int = 0) -> TaskRun:
+        """A new run of the task, not started; raises if its pipeline cannot be built.
+
+        Converters, transforms and error handling come from the connector's config (as in Connect),
+        else from the task config."""
+        services, task, task_id = self.services, start.task, start.task_id
+        settings = TaskSettings.parse(start.config)
+        side: Literal["source", "sink"] = "source" if isinstance(task, SourceTask) else "sink"
+        config = dict(start.connector_config or start.config)
+        pipeline = compile_pipeline(config, self.converter_defaults, side, connector, task_id)
+        services.scratch.mkdir(parents=True, exist_ok=True)
+        checkpoint = Path(tempfile.mkdtemp(prefix=f"{safe_name(connector)}-{task_id}-", dir=services.scratch))
+        ctx = TaskContext(connector, task_id, dict(start.config), services.spark, checkpoint=str(checkpoint))
+        state = (connector, task_id, task, ctx, settings, start.events, checkpoint)
+        if isinstance(task, SinkTask):
+            group = sink_group(connector, ctx.config)
+            return SinkRun(
+                *state,
+                services=services,
+                pipeline=pipeline,
+                connector_config=start.connector_config,
+                retries=retries,
+                sink=task,
+                group=group,
+            )
+        if not isinstance(task, SourceTask):
+            raise TypeError(f"{type(task).__name__} is neither a SourceTask nor a SinkTask")
+        ctx.resume = services.offsets.get(connector)
+        if isinstance(task, DirectSource) and converts_only(pipeline):
+            ctx.direct = True
+            return DirectRun(
+                *state,
+                services=services,
+                pipeline=pipeline,
+                connector_config=start.connector_config,
+                retries=retries,
+                source=task,
+                direct=task,
+            )
+        return SourceRun(
+            *state,
+            services=services,
+            pipeline=pipeline,
+            connector_config=start.connector_config,
+            retries=retries,
+            source=task,
+        )

@@ -1,0 +1,145 @@
+"""A task run: one start of one task, from its query's start to its release (Connect's WorkerTask).
+
+Each kind of run owns its path, in a module of its own: `SourceRun` (source_run.py: a batch function
+per micro-batch writes to Kafka), `DirectRun` (direct_run.py: Spark's Kafka sink writes, no Python
+per batch) and `SinkRun` (sink_run.py: a batch function per micro-batch read from Kafka). The
+registry (tasks.py) has a run built (factory.py), starts it and later stops it; a run never starts
+itself again: a restart, after a transient start failure or a change of its partition share, is a
+fresh run built from `fresh_start()`. A new kind of task is one more subclass.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sparklink.api.connector import Task
+from sparklink.worker.execution.running import (
+    RunningTask,
+    close_callback_connection,
+    query_name,
+    remember_callback_connection,
+    remember_error,
+)
+from sparklink.worker.execution.services import RunServices
+from sparklink.worker.task_events import TaskEvents
+from sparklink.worker.transforms.pipeline import Pipeline
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.streaming.query import StreamingQuery
+
+log = logging.getLogger(__name__)
+
+TopicPartition = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class TaskStart:
+    """What a task's run is built from: the herder's task, its config and whom it reports to."""
+
+    task_id: int
+    task: Task
+    config: dict[str, str]
+    events: TaskEvents
+    connector_config: Mapping[str, str] | None = None
+    """Converters, transforms and error handling (Connect reads them from the connector's config)."""
+
+
+@dataclass(eq=False, kw_only=True)
+class TaskRun(RunningTask, ABC):
+    services: RunServices
+    pipeline: Pipeline
+    connector_config: Mapping[str, str] | None = None
+    retries: int = 0
+    """The automatic restarts before this run (restarts.py: transient start failures)."""
+
+    @abstractmethod
+    def start(self) -> StreamingQuery | None:
+        """Start the run's query, or None when it has nothing to run for now (a sink with no
+        partitions). Raises if it cannot start, having given back what it took."""
+
+    def stop(self) -> None:
+        """Let the batch in hand finish within the grace, stop the query, give back what the run holds,
+        end its query's callback connection and drop its scratch checkpoint."""
+        self._finish_batches(self.services.triggers.stop_grace_s)
+        if self.query is not None:
+            try:
+                self.query.stop()
+            except Exception:  # a query that already died has nothing left to stop
+                log.debug("stopping %s-%d", self.connector, self.task_id, exc_info=True)
+        self._release()
+        close_callback_connection(self)
+        shutil.rmtree(self.checkpoint, ignore_errors=True)
+
+    def fresh_start(self) -> TaskStart:
+        """What a new run of this task starts from: a new instance of its task, the same config."""
+        return TaskStart(self.task_id, type(self.task)(), self.ctx.config, self.events, self.connector_config)
+
+    def share_topics(self) -> list[str]:
+        """Topics whose partitions decide this run's share of the work (none: its share never changes)."""
+        return []
+
+    def changed_share(self, partitions: Mapping[str, list[int]]) -> list[TopicPartition] | None:
+        """This run's share of `partitions` (of `share_topics`) if it differs from the one it runs with."""
+        return None
+
+    def _finish_batches(self, grace: float) -> None:
+        """Let no batch begin and give the one in hand `grace` seconds (see `_start_batches`)."""
+        if not self.stop_batches(grace):
+            log.info(
+                "task %s-%d: its batch still runs %.0fs after the stop was asked; cancelling it (it is read again"
+                " on the next start)",
+                self.connector,
+                self.task_id,
+                grace,
+            )
+
+    def _release(self) -> None:
+        """Give back what the run holds once its query has stopped."""
+
+    def _start_batches(
+        self,
+        stream: DataFrame,
+        body: Callable[[DataFrame, int], None],
+        trigger: str | None = None,
+    ) -> StreamingQuery:
+        """Start the run's query; `body` runs once per micro-batch, at most every `trigger` (by default
+        the worker's trigger interval).
+
+        A batch that reaches Python after the task was asked to stop returns at once, writing and
+        recording nothing: Spark's stop waits for the batch in hand (its stream thread is blocked in
+        the Python call), and a batch the stream thread had just begun would otherwise hold a restart
+        for a whole batch. Its offsets are not recorded, so the task's next run reads it again.
+
+        A batch already in hand gets `stop_grace_s` to finish before the query is stopped (Connect's
+        task.shutdown.graceful.timeout.ms, 5 s by default): stopping a query cancels its Spark jobs,
+        and a Kafka write cancelled midway is aborted with ERRORs in the log and its records written
+        again by the next run."""
+
+        def commit(batch: DataFrame, batch_id: int) -> None:
+            remember_callback_connection(self)
+            if not self.begin_batch():
+                return
+            try:
+                with remember_error(self):
+                    body(batch, batch_id)
+            finally:
+                self.end_batch()
+
+        return (
+            stream.writeStream.queryName(query_name(self.connector, self.task_id))
+            .foreachBatch(commit)
+            .trigger(processingTime=trigger or self.services.triggers.interval)
+            .option("checkpointLocation", str(self.checkpoint))
+            .start()
+        )
+
+
+def converts_only(pipeline: Pipeline) -> bool:
+    """Records pass through converters only: no transforms, none skipped by errors.tolerance=all."""
+    return not pipeline.steps and not pipeline.policy.tolerant

@@ -1,0 +1,118 @@
+"""A sink task's run (Connect's WorkerSinkTask). Caller: the registry, through factory.py.
+
+The run reads its share of the connector's topic partitions with Spark's Kafka source (`assign`,
+round-robin over the connector's tasks: kafka_io.share), from the offsets committed to the
+connector's consumer group. Its batch function hands each micro-batch to the task and then commits
+the batch's end offsets to the group: the order is fixed (`_commit`). A share that changes (a topic
+created or grown after the start) is noticed by the watchdog (`changed_share`), and the registry
+starts a fresh run for it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from sparklink.api.connector import SinkTask
+from sparklink.worker.execution import kafka_io, offset_log
+from sparklink.worker.execution.run import TaskRun, TopicPartition
+from sparklink.worker.transforms import errors as record_errors
+from sparklink.worker.transforms.pipeline import Outcome
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.streaming.query import StreamingQuery
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(eq=False, kw_only=True)
+class SinkRun(TaskRun):
+    sink: SinkTask
+    """The run's task (`task`), as a sink."""
+    group: str
+    """The connector's consumer group (api.task_config.sink_group)."""
+    assigned: list[TopicPartition] = field(default_factory=list)
+    """The partitions this run reads: its share when it started."""
+
+    def start(self) -> StreamingQuery | None:
+        services, settings = self.services, self.settings
+        topics = list(settings.topics)
+        self.assigned = kafka_io.share(services.metadata.partitions(topics), topics, self.task_id, settings.task_count)
+        if not self.assigned:
+            log.info("task %s-%d has no partitions to read; idle", self.connector, self.task_id)
+            return None
+        starting = services.group_offsets.committed(self.group, self.assigned)
+        stream = kafka_io.read_stream(
+            services.spark,
+            services.bootstrap_servers,
+            self.assigned,
+            starting,
+            settings,
+            services.triggers.interval_ms,
+            holds_batch=self.sink.holds_batch(self.ctx),
+        )
+        return self._start_batches(stream, self._commit, kafka_io.SINK_TRIGGER)
+
+    def share_topics(self) -> list[str]:
+        return list(self.settings.topics)
+
+    def changed_share(self, partitions: Mapping[str, list[int]]) -> list[TopicPartition] | None:
+        """Its share now, if it differs from the one it reads (and its query still runs: a failed one
+        is the watchdog's to report, not to restart)."""
+        settings = self.settings
+        now = kafka_io.share(dict(partitions), list(settings.topics), self.task_id, settings.task_count)
+        if now == self.assigned or (self.query is not None and not self.query.isActive):
+            return None
+        return now
+
+    def _commit(self, batch: DataFrame, batch_id: int) -> None:
+        """One sink micro-batch, in this order:
+
+        1. the task writes the batch to its target;
+        2. the batch's end offsets (from the query's offset log) are committed to the connector's
+           consumer group, for each partition it advanced;
+        3. newly seen topics are recorded; 4. metrics (records: the offsets the batch spans).
+        """
+        pipeline, bootstrap = self.pipeline, self.services.bootstrap_servers
+        covered = offset_log.batch_range(self.checkpoint, batch_id)
+        if not covered.offsets:
+            return
+        # The pipeline caches its own split into good and errant records; only a sink that reads its
+        # batch more than once needs the batch cached.
+        cached = not self.sink.reads_batch_once
+        if cached:
+            batch.persist()
+        outcome: Outcome | None = None
+        try:
+            outcome = pipeline.run(batch)
+            # Records that failed conversion or a transform (errors.tolerance=all) go to the dead
+            # letter queue before the batch's offsets are committed.
+            dead = pipeline.dead_letters(outcome, bootstrap, {})
+            if dead is not None:
+                kafka_io.write_records(dead, bootstrap, task_producer_config(self.ctx.config))
+            records = outcome.records
+            record_errors.retrying(
+                pipeline.policy, lambda: self.sink.write_batch(records, batch_id, self.ctx), lambda: self.stopping
+            )
+            moved = {tp: end for tp, end in covered.end.items() if end != covered.start.get(tp)}
+            self.services.group_offsets.commit(self.group, moved)
+            self.events.topics_seen(self.connector, self.task_id, sorted({t for t, _ in moved}))
+            self.records += covered.offsets
+            self.batches += 1
+        finally:
+            if outcome is not None:
+                outcome.release()
+            if cached:
+                batch.unpersist()
+
+    def _release(self) -> None:
+        self.sink.stop()
+
+
+def task_producer_config(config: Mapping[str, str]) -> dict[str, str]:
+    """Connect's `producer.override.*` settings of a task (the DLQ producer of a sink uses them)."""
+    prefix = "producer.override."
+    return {k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)}

@@ -1,0 +1,116 @@
+"""A source task's run on the batch path (Connect's WorkerSourceTask). Caller: the registry, through factory.py.
+
+The task's stream is one streaming query whose batch function writes each micro-batch to Kafka with
+Spark's Kafka writer (acks=all, in the JVM) and then records the batch's source offsets: the order
+is fixed (`_commit`). A task with `batch_metrics` whose records pass through converters only takes
+one pass per batch (`_observed`). Sources that Spark's Kafka sink writes without a batch function
+run as direct_run.DirectRun instead.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from sparklink.api.connector import RECORDS_METRIC, SourceTask
+from sparklink.worker.execution import kafka_io
+from sparklink.worker.execution.run import TaskRun, converts_only
+from sparklink.worker.transforms import errors as record_errors
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.streaming.query import StreamingQuery
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(eq=False, kw_only=True)
+class SourceRun(TaskRun):
+    source: SourceTask
+    """The run's task (`task`), as a source."""
+    known_topics: list[str] | None = None
+    """The topics the task says it writes to (`SourceTask.topics`), when it knows them up front."""
+    producer: dict[str, str] = field(default_factory=dict)
+    """The task's producer settings for Spark's Kafka writer (`SourceTask.producer_config`)."""
+
+    def start(self) -> StreamingQuery:
+        stream = self.source.stream(self.ctx)
+        self.known_topics = self.source.topics(self.ctx)
+        self.producer = self.source.producer_config(self.ctx)
+        return self._start_batches(stream, self._commit)
+
+    def _commit(self, batch: DataFrame, batch_id: int) -> None:
+        """One source micro-batch, in this order:
+
+        1. write the records to Kafka (Spark's Kafka writer, acks=all, in the JVM);
+        2. record the batch's source offsets in the offsets store (acknowledged by the brokers);
+        3. record newly seen topics (KIP-558) in the status store;
+        4. let the task react (`batch_written`, e.g. MirrorMaker's offset syncs), then update metrics.
+        A crash between 1 and 2 replays the batch on restart: at least once, nothing lost.
+
+        A task with `batch_metrics` whose records pass through converters only (no transforms, none
+        skipped by errors.tolerance=all) takes one pass: the write observes the count and the task's
+        aggregates (`_observed`), one Spark job per batch. Otherwise the batch is cached,
+        counted, written and aggregated: three jobs.
+        """
+        pipeline, bootstrap = self.pipeline, self.services.bootstrap_servers
+        metrics = self.source.batch_metrics() if converts_only(pipeline) else None
+        if metrics is not None and self._observed(batch, batch_id, metrics):
+            return
+        outcome = pipeline.run(batch)
+        batch.persist()
+        try:
+            records = outcome.records
+            # Converter and transform failures tolerated by errors.tolerance=all are logged and skipped
+            # (Connect has no dead letter queue for sources); their offsets still count as done.
+            pipeline.dead_letters(outcome, bootstrap, {})
+            count = record_errors.retrying(
+                pipeline.policy,
+                lambda: kafka_io.write_records(records, bootstrap, self.producer),
+                lambda: self.stopping,
+            )
+            if count == 0 and (records is batch or batch.isEmpty()):
+                return
+            self.services.offsets.put(self.connector, list(self.source.batch_offsets(batch)))
+            if count == 0:
+                return
+            # Transforms may route records to other topics; without any, the task's own list holds.
+            topics = self.known_topics if self.known_topics and not pipeline.steps else _topics(records)
+            self.events.topics_seen(self.connector, self.task_id, topics)
+            self.source.batch_written(batch, batch_id, self.ctx)
+            self.records += count
+            self.batches += 1
+        finally:
+            outcome.release()
+            batch.unpersist()
+
+    def _observed(self, batch: DataFrame, batch_id: int, metrics: dict[str, Column]) -> bool:
+        """`_commit` in one pass; False (nothing written) when the session cannot observe writes."""
+        pipeline = self.pipeline
+
+        def convert(watched: DataFrame) -> DataFrame:
+            # Converters only (see `_commit`): nothing is split off or cached.
+            return pipeline.run(watched).records
+
+        observed = record_errors.retrying(
+            pipeline.policy,
+            lambda: kafka_io.write_observed(batch, self.services.bootstrap_servers, self.producer, metrics, convert),
+            lambda: self.stopping,
+        )
+        if observed is None:
+            return False
+        count = int(observed[RECORDS_METRIC] or 0)
+        if count == 0:
+            return True
+        self.services.offsets.put(self.connector, list(self.source.observed_offsets(observed)))
+        topics = self.known_topics if self.known_topics else _topics(batch)
+        self.events.topics_seen(self.connector, self.task_id, topics)
+        self.source.batch_written(batch, batch_id, self.ctx)
+        self.records += count
+        self.batches += 1
+        return True
+
+
+def _topics(records: DataFrame) -> list[str]:
+    return [r[0] for r in records.select("topic").distinct().collect()]

@@ -82,10 +82,11 @@ def test_jaas_files_parse_as_the_jvm_reads_them() -> None:
 
 
 def test_the_jaas_file_is_found_in_kafka_opts_or_a_worker_property() -> None:
+    # Connect's scripts split $KAFKA_OPTS at whitespace; the last -D wins, and `==` names one file all the same.
     opts = {
-        "KAFKA_OPTS": "-Xmx1g -Djava.security.auth.login.config=/a.conf '-Djava.security.auth.login.config==/b c.conf'"
+        "KAFKA_OPTS": "-Xmx1g -Djava.security.auth.login.config=/a.conf  -Djava.security.auth.login.config==/b.conf"
     }
-    assert jaas.login_config(None, opts) == (Path("/b c.conf"), "-Djava.security.auth.login.config in KAFKA_OPTS")
+    assert jaas.login_config(None, opts) == (Path("/b.conf"), "-Djava.security.auth.login.config in KAFKA_OPTS")
     assert jaas.login_config("/c.conf", opts) == (
         Path("/c.conf"),
         "the worker property java.security.auth.login.config",

@@ -24,7 +24,7 @@ __all__ = ["WorkerConfig", "read_properties"]
 log = logging.getLogger(__name__)
 
 HIDDEN = "[hidden]"  # what Connect shows for a PASSWORD-type value
-SECRET_SUFFIXES = (".password", "ssl.keystore.key", "sasl.jaas.config", ".secret")
+SECRET_SUFFIXES = (".password", "ssl.keystore.key", "sasl.jaas.config", ".secret", "user.info")
 
 LOCAL_REALTIME_BATCH_MS = 300_000
 CLUSTER_REALTIME_BATCH_MS = 60_000

@@ -16,7 +16,6 @@ passwords (KafkaClient, KafkaServer), so a parse error names a line, never a tok
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,11 +54,8 @@ def login_config(setting: str | None, environ: Mapping[str, str]) -> tuple[Path,
     if setting:
         return Path(setting), f"the worker property {PROPERTY}"
     found: str | None = None
-    try:
-        args = shlex.split(environ.get("KAFKA_OPTS", ""))
-    except ValueError:
-        args = environ.get("KAFKA_OPTS", "").split()
-    for arg in args:
+    # kafka-run-class.sh expands $KAFKA_OPTS unquoted: split at whitespace, quotes taken literally.
+    for arg in environ.get("KAFKA_OPTS", "").split():
         if arg.startswith(f"-D{PROPERTY}="):
             # `==` asks the JVM to use this file alone rather than add it to others; it is one file either way.
             found = arg.split("=", 1)[1].lstrip("=")

@@ -193,6 +193,9 @@ def test_pkcs12_stores_open_with_their_password_and_a_wrong_one_is_not_repeated(
     p12 = {"ssl.keystore.type": "PKCS12", "ssl.keystore.location": str(certs / "server.p12")}
     described = tls.server_context({**p12, "ssl.keystore.password": "storepw"}, tls.LISTENER_PREFIX).description
     assert "PKCS12 key store" in described and "client auth none" in described
+    # Kafka's default type name, JKS: Java reads a PKCS12 file under it, and so does the worker.
+    untyped = {"ssl.keystore.location": str(certs / "server.p12"), "ssl.keystore.password": "storepw"}
+    assert "JKS key store" in tls.server_context(untyped).description
     with pytest.raises(RestSecurityError, match=r"wrong ssl\.keystore\.password") as wrong:
         tls.server_context({**p12, "ssl.keystore.password": "hunter2"})
     assert "hunter2" not in str(wrong.value)

@@ -126,6 +126,22 @@ else
   fi
 fi
 
+# The REST security tests drive Debian's headless Chromium with Playwright (executable_path, so Playwright
+# downloads no browser of its own): a page on another origin must not be able to create a connector.
+if [[ -x /usr/bin/chromium ]]; then
+  say "chromium up to date ($(/usr/bin/chromium --version 2>/dev/null | head -1))"
+else
+  need apt-get "install Chromium (/usr/bin/chromium) with your system's package manager"
+  say "installing Debian's chromium package"
+  log=.cache/apt-chromium.log
+  if ! { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; } \
+      > "$log" 2>&1; then
+    tail -20 "$log" >&2
+    echo "bootstrap: could not install chromium (full log: $log)." >&2
+    exit 1
+  fi
+fi
+
 # The local Kubernetes API server (`sparklink k8s start`, the operator tests). SPARKLINK_SKIP_KUBE=1 skips
 # the Go builds for a machine that only runs connectors (those tests then fail saying what to do).
 if [[ "${SPARKLINK_SKIP_KUBE:-}" == 1 ]]; then

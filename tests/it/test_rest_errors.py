@@ -72,7 +72,10 @@ def test_bad_requests_get_connect_errors_and_leave_running_connectors_alone(work
     )
     assert _error(httpx.delete(f"{url}/connectors/missing", timeout=10), 404) == "Connector missing not found"
     assert _error(httpx.get(f"{url}/no/such/path", timeout=10), 404) == "HTTP 404 Not Found"
-    assert _error(httpx.put(f"{url}/connectors/steady/config", content=b"[1,2]", timeout=10), 400)
+    json_type = {"Content-Type": "application/json"}
+    assert _error(httpx.put(f"{url}/connectors/steady/config", content=b"[1,2]", headers=json_type, timeout=10), 400)
+    # A body without Content-Type is Jersey's 415 in Connect, and here.
+    assert _error(httpx.put(f"{url}/connectors/steady/config", content=b"[1,2]", timeout=10), 415)
 
     # Nothing was created, the steady connector kept running, and the worker still serves.
     assert httpx.get(f"{url}/connectors", timeout=10).json() == ["steady"]

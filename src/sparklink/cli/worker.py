@@ -68,6 +68,10 @@ def run_worker(
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    runtime = start_worker(config)
+    try:
+        runtime = start_worker(config)
+    except WorkerConfigError as exc:  # a REST security setting it cannot serve with (TLS stores, JAAS, listeners)
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(2) from None
     typer.echo(f"sparklink worker {runtime.herder.worker_id} serving {runtime.url}")
     runtime.run_until(stop)

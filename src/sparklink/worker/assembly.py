@@ -9,17 +9,16 @@ while Spark and the stores load.
 from __future__ import annotations
 
 import logging
+import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import uvicorn
 from confluent_kafka.admin import AdminClient
-from fastapi import FastAPI
 
 from sparklink.clients.settings import client_config
-from sparklink.platform import ports
 from sparklink.worker.config import WorkerConfig
 from sparklink.worker.execution.tasks import TaskRuns
 from sparklink.worker.execution.worker import Worker
@@ -27,6 +26,8 @@ from sparklink.worker.herder.distributed import DistributedHerder
 from sparklink.worker.herder.herder import StandaloneHerder, Stores
 from sparklink.worker.plugins import Plugins
 from sparklink.worker.rest import app as rest_app
+from sparklink.worker.rest.security.settings import RestSecurity
+from sparklink.worker.rest.server import RestServer
 from sparklink.worker.storage.backend import KafkaBackend
 from sparklink.worker.storage.config import ConfigStore
 from sparklink.worker.storage.group_offsets import KafkaGroupOffsetStore
@@ -73,47 +74,6 @@ def cluster_id(bootstrap_servers: str) -> str:
         return ""
 
 
-class RestServer:
-    """The Connect REST API served by uvicorn on a thread of this process."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self.host, self.port = host, port
-        self.app: FastAPI = rest_app.create_app()
-        # uvloop and httptools (C) instead of asyncio's loop and h11 (pure Python): the REST server
-        # shares the GIL with Spark's callbacks, so its own cost per request is what it can save.
-        config = uvicorn.Config(
-            self.app,
-            host=host,
-            port=port,
-            loop="uvloop",
-            http="httptools",
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="rest", daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    @property
-    def alive(self) -> bool:
-        return self._thread.is_alive()
-
-    def start(self, timeout: float) -> None:
-        self._thread.start()
-        ports.wait_until(
-            lambda: ports.port_open(self.port, self.host), timeout, what=f"the REST server on port {self.port}"
-        )
-
-    def stop(self) -> None:
-        self._server.should_exit = True
-        if self._thread.is_alive():
-            self._thread.join(timeout=15)
-
-
 @dataclass(frozen=True)
 class RunningWorker:
     """A started worker; every part exists."""
@@ -128,7 +88,8 @@ class RunningWorker:
 
     @property
     def url(self) -> str:
-        return self.rest.url
+        """The URL this worker advertises to the others (Connect's advertised URL)."""
+        return self.config.advertised_url
 
     def stop(self) -> None:
         """Stop every task query and connector, flush the stores, shut the REST server down. Idempotent."""
@@ -148,13 +109,21 @@ class RunningWorker:
             self.stop()
 
 
-def start_worker(config: WorkerConfig, spark: SparkSession | None = None, timeout: float = 120.0) -> RunningWorker:
-    """Serve REST, build Spark and the stores, start the herder; returns once every connector is started."""
+def start_worker(
+    config: WorkerConfig,
+    spark: SparkSession | None = None,
+    timeout: float = 120.0,
+    environ: Mapping[str, str] | None = None,
+) -> RunningWorker:
+    """Serve REST, build Spark and the stores, start the herder; returns once every connector is started.
+
+    The REST security settings are read first (`environ` supplies KAFKA_OPTS; the process's by default):
+    one the worker cannot serve with raises WorkerConfigError before anything starts.
+    """
     from sparklink.worker.execution.spark import build_session, stop_session
 
-    if config.rest_port == 0:
-        config = config.with_overrides(rest_port=ports.free_port())
-    rest = RestServer(config.rest_host, config.rest_port)
+    rest = RestServer(RestSecurity.of(config, os.environ if environ is None else environ))
+    config = rest.bound(config)
     rest.start(timeout)
     owns_spark, session = spark is None, spark
     try:
@@ -192,5 +161,5 @@ def start_worker(config: WorkerConfig, spark: SparkSession | None = None, timeou
         if owns_spark and session is not None:
             stop_session(session)
         raise
-    log.info("worker %s ready at %s", herder.worker_id, rest.url)
+    log.info("worker %s ready, advertising %s", herder.worker_id, config.advertised_url)
     return RunningWorker(config, session, stores, worker, herder, rest, owns_spark)

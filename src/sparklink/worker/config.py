@@ -1,19 +1,30 @@
 """Worker configuration: Connect's worker property names, typed, with sparklink's own additions.
 
 Built from a `worker.properties` file and/or CLI flags; unknown keys are kept for forward compatibility.
+Secrets among them (passwords, private keys, JAAS text) are masked in the model's repr, so a log line or a
+traceback that shows the config does not show them.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from sparklink.api.config import read_properties
+from sparklink.worker import listeners as listener_urls
 
 __all__ = ["WorkerConfig", "read_properties"]
+
+log = logging.getLogger(__name__)
+
+HIDDEN = "[hidden]"  # what Connect shows for a PASSWORD-type value
+SECRET_SUFFIXES = (".password", "ssl.keystore.key", "sasl.jaas.config", ".secret", "user.info")
 
 LOCAL_REALTIME_BATCH_MS = 300_000
 CLUSTER_REALTIME_BATCH_MS = 60_000
@@ -36,6 +47,16 @@ class WorkerConfig(BaseModel):
     rest_port: int = Field(8083, alias="rest.port")
     advertised_host: str | None = Field(None, alias="rest.advertised.host.name")
     advertised_port: int | None = Field(None, alias="rest.advertised.port")
+    # Connect's REST security settings (worker/rest/security); the TLS stores are read from the `ssl.*`,
+    # `listeners.https.ssl.*` and `admin.listeners.https.ssl.*` keys kept as extras.
+    listeners: str | None = Field(None, alias="listeners")
+    admin_listeners: str | None = Field(None, alias="admin.listeners")
+    advertised_listener: Literal["http", "https"] | None = Field(None, alias="rest.advertised.listener")
+    access_control_allow_origin: str = Field("", alias="access.control.allow.origin")
+    access_control_allow_methods: str = Field("", alias="access.control.allow.methods")
+    rest_extension_classes: str = Field("", alias="rest.extension.classes")
+    # The JAAS file of basic authentication; else `-Djava.security.auth.login.config=` in KAFKA_OPTS.
+    jaas_login_config: str | None = Field(None, alias="java.security.auth.login.config")
     topic_tracking_enable: bool = Field(True, alias="topic.tracking.enable")
     topic_tracking_allow_reset: bool = Field(True, alias="topic.tracking.allow.reset")
     # standalone: this worker alone owns the group's topics; distributed: it joins the Kafka group
@@ -74,10 +95,58 @@ class WorkerConfig(BaseModel):
             return self.task_realtime_batch_interval_ms
         return LOCAL_REALTIME_BATCH_MS if self.spark_master.startswith("local") else CLUSTER_REALTIME_BATCH_MS
 
+    @field_validator("listeners")
+    @classmethod
+    def _listeners(cls, value: str | None) -> str | None:
+        if value is not None:
+            listener_urls.parse(value)
+        return value
+
+    @field_validator("admin_listeners")
+    @classmethod
+    def _admin_listeners(cls, value: str | None) -> str | None:
+        listener_urls.parse_admin(value)
+        return value
+
+    @field_validator("advertised_listener", mode="before")
+    @classmethod
+    def _advertised_listener(cls, value: object) -> object:
+        return value.lower() if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _advertised_listener_exists(self) -> WorkerConfig:
+        _ = self.advertised_url  # raises ListenerError when the advertised protocol has no listener
+        if self.listeners is not None and self.model_fields_set & {"rest_host", "rest_port"}:
+            log.warning("listeners is set, so rest.host.name and rest.port are ignored (as in Connect)")
+        return self
+
+    @property
+    def rest_listeners(self) -> list[listener_urls.Listener]:
+        """`listeners`, or `http://{rest.host.name}:{rest.port}` when it is unset."""
+        if self.listeners is not None:
+            return listener_urls.parse(self.listeners)
+        return [listener_urls.Listener(listener_urls.HTTP, self.rest_host, self.rest_port)]
+
+    @property
+    def admin_rest_listeners(self) -> list[listener_urls.Listener] | None:
+        """`admin.listeners`: None serves /admin on the regular listeners, [] nowhere."""
+        return listener_urls.parse_admin(self.admin_listeners)
+
+    @property
+    def advertised_url(self) -> str:
+        """The URL other workers reach this one at (Connect's RestServer.advertisedUrl)."""
+        return listener_urls.advertised_url(
+            self.rest_listeners, self.advertised_listener, self.advertised_host, self.advertised_port
+        )
+
     @property
     def worker_id(self) -> str:
-        host = self.advertised_host or self.rest_host
-        return f"{host}:{self.advertised_port or self.rest_port}"
+        """`host:port` of the advertised URL, as Connect's statuses name a worker."""
+        return urlsplit(self.advertised_url).netloc
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        for key, value in super().__repr_args__():
+            yield key, HIDDEN if key is not None and is_secret(key) else value
 
     @classmethod
     def from_properties(cls, path: Path | None, overrides: dict[str, str] | None = None) -> WorkerConfig:
@@ -105,9 +174,16 @@ def _describe(error: ValidationError, path: Path | None) -> str:
         key = ".".join(str(part) for part in problem["loc"]) or "(the file)"
         value = problem.get("input")
         shown = f" = {value!r}" if isinstance(value, str | int | float) else ""
+        if is_secret(key):
+            shown = f" = {HIDDEN}"
         lines.append(f"  {key}{shown}: {problem['msg']}")
     lines.append("Correct these settings and start the worker again.")
     return "\n".join(lines)
+
+
+def is_secret(key: str) -> bool:
+    """Settings whose value is a secret (Connect's PASSWORD type and private keys): never logged or shown."""
+    return key.lower().endswith(SECRET_SUFFIXES)
 
 
 def default_local_master() -> str:

@@ -61,7 +61,7 @@ class DistributedHerder(StandaloneHerder):
         self, config: WorkerConfig, stores: Stores, worker: ConnectorRunner, plugins: Plugins, cluster_id: str = ""
     ) -> None:
         super().__init__(config, stores, worker, plugins, cluster_id)
-        self.url = f"http://{config.worker_id}"
+        self.url = config.advertised_url  # http or https (rest.advertised.listener)
         self.member: WorkerGroupMember | None = None
         self._pending = _Pending()
         self._pending_lock = threading.Lock()
@@ -530,7 +530,7 @@ class DistributedHerder(StandaloneHerder):
             running = [
                 s
                 for s in self.statuses.tasks(name).values()
-                if s.state is State.RUNNING and f"http://{s.worker_id}" in live
+                if s.state is State.RUNNING and any(url.endswith(f"://{s.worker_id}") for url in live)
             ]
             if not running:
                 return

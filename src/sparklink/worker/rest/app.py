@@ -2,6 +2,11 @@
 
 The app is served before the worker has loaded its stores, so `/health` can say "starting"; the
 runtime hands it the herder with `attach` once the herder exists.
+
+Layers, outermost first (each answers or passes on): the Host check (loopback listeners only), CORS,
+basic authentication, /admin on its own listener, JSON only, the body limit; then the trailing
+slash, the fast reads, the kept body and the start-up gate. The security layers sit outside the fast
+reads, so no answer, however short its path, skips them.
 """
 
 from __future__ import annotations
@@ -9,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fastapi import FastAPI
+from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sparklink import __version__
@@ -25,6 +31,8 @@ from sparklink.worker.rest import (
     plugins,
     root,
 )
+from sparklink.worker.rest.body import BodyLimit
+from sparklink.worker.rest.security import basic_auth, guards, settings
 
 
 class StripTrailingSlash:
@@ -57,7 +65,8 @@ class RefuseWritesWhileStarting:
         await self.app(scope, receive, send)
 
 
-def create_app(herder: Herder | None = None) -> FastAPI:
+def create_app(herder: Herder | None = None, security: settings.RestSecurity | None = None) -> FastAPI:
+    """The app; `security` (None: no listeners known, as in unit tests) adds the guards it configures."""
     app = FastAPI(title="sparklink Connect REST API", version=__version__, redirect_slashes=False)
     app.state.herder = herder
     errors.install(app)
@@ -71,6 +80,26 @@ def create_app(herder: Herder | None = None) -> FastAPI:
     app.add_middleware(forward.KeepBody)
     app.add_middleware(fast_reads.FastReads, herder=lambda: app.state.herder)
     app.add_middleware(StripTrailingSlash)
+    # Added last, so outermost.
+    app.add_middleware(BodyLimit)
+    app.add_middleware(guards.JsonOnly)
+    if security is not None:
+        app.add_middleware(guards.ListenerRoutes, admin_listeners=security.admin_listeners)
+        if security.authenticator is not None:
+            app.add_middleware(basic_auth.RequireBasicAuth, authenticator=security.authenticator)
+        if security.cors is not None:
+            # Before authentication: a browser's preflight carries no credentials.
+            app.add_middleware(
+                CORSMiddleware,
+                allow_origins=security.cors.origins,
+                allow_origin_regex=security.cors.origin_regex,
+                allow_methods=security.cors.methods,
+                allow_headers=settings.CORS_HEADERS,
+                allow_credentials=True,
+                max_age=settings.CORS_MAX_AGE,
+            )
+        if security.loopback_hosts is not None:
+            app.add_middleware(guards.LoopbackHosts, extra=security.loopback_hosts)
     return app
 
 

@@ -4,6 +4,10 @@ FastAPI's own parsing would answer malformed JSON with 422; Connect clients expe
 body, and a clear 400 is better than Connect's 500. Beyond well-formed JSON, a body must be at most
 1 MiB (Kafka would refuse a larger config record), nest at most 64 levels, and hold no NaN, Infinity
 or unpaired surrogates (they cannot be stored as JSON or UTF-8 and would poison later reads).
+
+The size limit is `BodyLimit`'s, in front of the app: it refuses a declared Content-Length over the
+limit before reading a byte, and counts a streamed body as it arrives, so no request holds more than
+the limit in memory however much it sends.
 """
 
 from __future__ import annotations
@@ -12,24 +16,82 @@ import json
 from typing import Any
 
 from fastapi import Request
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from sparklink.api.errors import BadRequestError, ConnectError
+from sparklink.api.errors import BadRequestError
+from sparklink.worker.rest.errors import error_body
 
 MAX_BODY_BYTES = 1024 * 1024
 MAX_DEPTH = 64
 
 
-class PayloadTooLargeError(ConnectError):
-    status = 413
+def too_large(size: int | None) -> str:
+    amount = f"of {size} bytes" if size is not None else f"of more than {MAX_BODY_BYTES} bytes"
+    return (
+        f"Request body {amount} is over the limit of {MAX_BODY_BYTES} bytes (1 MiB); "
+        "connector configs and offsets are stored as Kafka records, which must stay small"
+    )
+
+
+class BodyLimit:
+    """Reads a request body up to the limit and replays it to the app; past the limit, 413 and a closed connection.
+
+    The body is read before the app sees the request, so the app never meets a partial one; the
+    connection is closed after a 413 rather than drained, so the server stops reading at the limit.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        declared = headers.get("content-length")
+        chunked = "chunked" in headers.get("transfer-encoding", "").lower()
+        if declared is None and not chunked:  # no body (GET, DELETE, ...): nothing to count
+            await self.app(scope, receive, send)
+            return
+        if declared is not None and declared.strip().isdigit() and int(declared) > self.limit:
+            await self._refuse(int(declared), scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size, more = 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away: nobody to answer
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limit:
+                await self._refuse(None if chunked else size, scope, receive, send)
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    @staticmethod
+    async def _refuse(size: int | None, scope: Scope, receive: Receive, send: Send) -> None:
+        # `Connection: close` makes uvicorn close the connection after the answer instead of reading the
+        # rest of the body to keep it alive.
+        await error_body(413, too_large(size), {"Connection": "close"})(scope, receive, send)
 
 
 async def json_body(request: Request, required: bool = True) -> Any:
-    raw = await request.body()
-    if len(raw) > MAX_BODY_BYTES:
-        raise PayloadTooLargeError(
-            f"Request body of {len(raw)} bytes is over the limit of {MAX_BODY_BYTES} bytes (1 MiB); "
-            "connector configs and offsets are stored as Kafka records, which must stay small"
-        )
+    raw = await request.body()  # at most MAX_BODY_BYTES: BodyLimit stands in front of every route
     if not raw.strip():
         if required:
             raise BadRequestError("Request body is empty; send a JSON document")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal, NamedTuple, Protocol, TypeAlias
 
 from sparklink.api.config import ConfigKey
+from sparklink.api.metrics import MetricGroup
 from sparklink.api.states import State, TargetState
 
 JsonValue: TypeAlias = str | int | float | bool | list["JsonValue"] | dict[str, "JsonValue"] | None
@@ -171,3 +172,6 @@ class Herder(Protocol):
 
     # metrics
     def task_metrics(self) -> list[TaskMetrics]: ...
+    def metric_groups(self) -> list[MetricGroup]:
+        """Every metric group of this worker, read now (Connect's groups, its tasks', the Spark JVM's)."""
+        ...

@@ -217,16 +217,13 @@ class MirrorCheckpointTask(SourceTask):
             return []
         out = []
         for (group, topic, partition), window in list(self.latency.items()):
-            values = {"checkpoint-latency-ms": window.last or 0.0}
-            stats = window.read()
-            if stats is not None:
-                values.update(
-                    {
-                        "checkpoint-latency-ms-min": stats[0],
-                        "checkpoint-latency-ms-max": stats[1],
-                        "checkpoint-latency-ms-avg": stats[2],
-                    }
-                )
+            low, high, mean = window.read() or (float("nan"),) * 3  # Kafka's NaN with no sample in the window
+            values = {
+                "checkpoint-latency-ms": window.last or 0.0,
+                "checkpoint-latency-ms-min": low,
+                "checkpoint-latency-ms-max": high,
+                "checkpoint-latency-ms-avg": mean,
+            }
             tags = (
                 ("source", settings.source),
                 ("target", settings.target),

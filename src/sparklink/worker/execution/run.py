@@ -104,7 +104,9 @@ class TaskRun(RunningTask, ABC):
             task_metrics.task_group("connector-task-metrics", connector, task_id, self.measures.task_values()),
             task_metrics.task_group("task-error-metrics", connector, task_id, self.pipeline.error_counts.values()),
             task_metrics.task_group(*self._kind_values()),
-            task_metrics.spark_group(connector, task_id, self.query, self.trigger()),
+            task_metrics.spark_group(
+                connector, task_id, self.query, self.trigger(), task_metrics.spark_ui(self.services.spark)
+            ),
         ]
         try:
             groups += self.task.metrics(self.ctx)

@@ -15,6 +15,7 @@ import json
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -25,11 +26,13 @@ from sparklink.api.metrics import SPARKLINK_DOMAIN, MetricGroup, Rate, Window, c
 from sparklink.clients.settings import client_config
 
 if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
 
 log = logging.getLogger(__name__)
 
 SPARK_GROUP = "task-query"
+NAN = float("nan")
 LAG_TIMEOUT_S = 5.0
 
 
@@ -74,20 +77,20 @@ class RunMeasures:
                 self.commit_failures += 1
 
     def task_values(self) -> dict[str, float]:
-        """`connector-task-metrics` values (the status comes from the herder)."""
-        values: dict[str, float] = {"running-ratio": 1.0, "pause-ratio": 0.0}
-        sizes = self.batch_size.read()
-        if sizes is not None:
-            values.update({"batch-size-max": sizes[1], "batch-size-avg": sizes[2]})
-        commits = self.commit_ms.read()
-        if commits is not None:
-            values.update({"offset-commit-max-time-ms": commits[1], "offset-commit-avg-time-ms": commits[2]})
+        """`connector-task-metrics` values (the status comes from the herder). Windowed stats with no
+        sample in their window are NaN, as Kafka's are."""
         with self._lock:
             attempts = self.commits + self.commit_failures
-            if attempts:
-                values["offset-commit-success-percentage"] = 100.0 * self.commits / attempts
-                values["offset-commit-failure-percentage"] = 100.0 * self.commit_failures / attempts
-        return values
+            succeeded = 100.0 * self.commits / attempts if attempts else NAN
+            failed = 100.0 * self.commit_failures / attempts if attempts else NAN
+        return {
+            "running-ratio": 1.0,
+            "pause-ratio": 0.0,
+            **_stats("batch-size", "", self.batch_size),
+            **_stats("offset-commit", "time-ms", self.commit_ms),
+            "offset-commit-success-percentage": succeeded,
+            "offset-commit-failure-percentage": failed,
+        }
 
     def source_values(self) -> dict[str, float]:
         """`source-task-metrics` values: polled = read from the source, written = acknowledged by Kafka."""
@@ -116,26 +119,29 @@ class RunMeasures:
 
 
 def _stats(prefix: str, unit: str, window: Window) -> dict[str, float]:
-    stats = window.read()
-    return {} if stats is None else {f"{prefix}-max-{unit}": stats[1], f"{prefix}-avg-{unit}": stats[2]}
+    """`<prefix>-max-<unit>` and `<prefix>-avg-<unit>` (NaN when the window holds nothing, as Kafka's)."""
+    _, high, mean = window.read() or (NAN, NAN, NAN)
+    suffix = f"-{unit}" if unit else ""
+    return {f"{prefix}-max{suffix}": high, f"{prefix}-avg{suffix}": mean}
 
 
 def _active(side: str, window: Window) -> dict[str, float]:
-    stats = window.read()
-    if stats is None:
-        return {}
-    return {f"{side}-record-active-count-max": stats[1], f"{side}-record-active-count-avg": stats[2]}
+    _, high, mean = window.read() or (NAN, NAN, NAN)
+    return {f"{side}-record-active-count-max": high, f"{side}-record-active-count-avg": mean}
 
 
 def task_group(group: str, connector: str, task: int, values: dict[str, float]) -> MetricGroup:
     return connect_group(group, task_tags(connector, task), values)
 
 
-def spark_group(connector: str, task: int, query: StreamingQuery | None, trigger: str) -> MetricGroup:
+def spark_group(
+    connector: str, task: int, query: StreamingQuery | None, trigger: str, ui: str | None = None
+) -> MetricGroup:
     """Spark's side of a task, from its query's last progress: input and processing rates, the last
-    batch's duration and rows, and the trigger (read at scrape time: two calls into the JVM)."""
+    batch's duration and rows, and the trigger (read at scrape time: two calls into the JVM); its ids
+    and the Spark UI's address (`ui`, when the UI runs) let the console link the query's page."""
     values: dict[str, float] = {}
-    texts = {"trigger": trigger}
+    texts = {"trigger": trigger} | ({"spark-ui": ui} if ui else {})
     progress = last_progress_json(query)
     if query is not None:
         try:
@@ -152,6 +158,20 @@ def spark_group(connector: str, task: int, query: StreamingQuery | None, trigger
             "batch-id": _number(progress.get("batchId")),
         }
     return MetricGroup(SPARKLINK_DOMAIN, SPARK_GROUP, task_tags(connector, task), values, texts)
+
+
+_UI: weakref.WeakKeyDictionary[SparkSession, str | None] = weakref.WeakKeyDictionary()
+
+
+def spark_ui(spark: SparkSession) -> str | None:
+    """The session's Spark UI address, None when it is off (`spark.ui.enabled=false`, sparklink's default);
+    asked once per session."""
+    if spark not in _UI:
+        try:
+            _UI[spark] = spark.sparkContext.uiWebUrl
+        except Exception:  # a session without a context of its own (Spark Connect)
+            _UI[spark] = None
+    return _UI[spark]
 
 
 def last_progress_json(query: StreamingQuery | None) -> dict[str, Any] | None:

@@ -52,12 +52,14 @@ class Rebalances:
             "epoch": float(self.epoch),
             "rebalancing": 1.0 if self.rebalancing else 0.0,
         }
-        optional = {
-            "rebalance-avg-time-ms": self.avg_ms,
-            "rebalance-max-time-ms": self.max_ms,
-            "time-since-last-rebalance-ms": self.since_last_ms,
-        }
-        values.update({k: v for k, v in optional.items() if v is not None})
+        # As Connect's: NaN averages with no rebalance in their window; infinitely long since none.
+        values.update(
+            {
+                "rebalance-avg-time-ms": float("nan") if self.avg_ms is None else self.avg_ms,
+                "rebalance-max-time-ms": float("nan") if self.max_ms is None else self.max_ms,
+                "time-since-last-rebalance-ms": float("inf") if self.since_last_ms is None else self.since_last_ms,
+            }
+        )
         texts = {k: v for k, v in {"leader-name": self.leader, "connect-protocol": self.protocol}.items() if v}
         return connect_group("connect-worker-rebalance-metrics", values=values, texts=texts)
 

@@ -133,7 +133,7 @@ def rule_for(domain: str, group: str, tags: Mapping[str, str], attribute: str, v
         return None
     kind = group.removesuffix("-metrics")
     if keys == ("connector", "task"):
-        for pattern, typed in ((_TOTAL, "counter"), (_TASK_GAUGE, "gauge")):
+        for pattern, typed in _pair(_TASK_GAUGE):
             captured = _capture(pattern, text)
             if captured is not None:
                 return _named(f"kafka_connect_{kind}_{captured}", tags, typed, captured == attribute)
@@ -149,7 +149,7 @@ def rule_for(domain: str, group: str, tags: Mapping[str, str], attribute: str, v
         )
     if group in ("connect-worker-metrics", "connect-worker-rebalance-metrics") and not keys:
         prefix = "kafka_connect_worker_" if group == "connect-worker-metrics" else "kafka_connect_worker_rebalance_"
-        for pattern, typed in ((_WORD_TOTAL, "counter"), (_WORD, "gauge")):
+        for pattern, typed in _pair(_WORD, _WORD_TOTAL):
             captured = _capture(pattern, text)
             if captured is not None:
                 return _named(prefix + captured, {}, typed, captured == attribute)
@@ -210,9 +210,9 @@ def _client_rule(domain: str, group: str, tags: Mapping[str, str], text: str) ->
     return None
 
 
-def _pair(gauge: re.Pattern[str]) -> list[tuple[re.Pattern[str], Kind]]:
+def _pair(gauge: re.Pattern[str], total: re.Pattern[str] = _TOTAL) -> list[tuple[re.Pattern[str], Kind]]:
     """A rule pair of the files: its `-total` counters first, then its gauges."""
-    return [(_TOTAL, "counter"), (gauge, "gauge")]
+    return [(total, "counter"), (gauge, "gauge")]
 
 
 def _capture(pattern: re.Pattern[str], text: str) -> str | None:

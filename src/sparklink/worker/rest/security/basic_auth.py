@@ -22,7 +22,7 @@ import binascii
 import hashlib
 import hmac
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +40,7 @@ EXTENSION = "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurit
 PROPERTY_FILE_MODULE = "org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule"
 ENTRY = "KafkaConnect"
 UNAUTHORIZED = "User cannot access the resource."
+REALM = "Kafka Connect"
 _NO_USER = hashlib.sha256(b"\x00no such user").digest()
 
 
@@ -153,18 +154,26 @@ def _property_file(module: jaas.LoginModule, jaas_path: Path) -> PropertyFile:
 
 
 class RequireBasicAuth:
-    """ASGI: a request that does not log in gets Connect's 401; others pass on unchanged."""
+    """ASGI: a request that does not log in gets Connect's 401; others pass on unchanged.
 
-    def __init__(self, app: ASGIApp, authenticator: Authenticator) -> None:
+    On the paths `challenge` names (the web console's pages, which a person opens in a browser) the 401
+    also carries `WWW-Authenticate: Basic`, so the browser asks for the credentials; the API's answers
+    stay Connect's, without it."""
+
+    def __init__(
+        self, app: ASGIApp, authenticator: Authenticator, challenge: Callable[[str], bool] = lambda path: False
+    ) -> None:
         self.app = app
         self.authenticator = authenticator
+        self.challenge = challenge
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or self.authenticator.authenticate(Headers(scope=scope).get("authorization")):
             await self.app(scope, receive, send)
             return
-        await unauthorized()(scope, receive, send)
+        await unauthorized(self.challenge(scope["path"]))(scope, receive, send)
 
 
-def unauthorized() -> Response:
-    return Response(UNAUTHORIZED, status_code=401, media_type="application/json")
+def unauthorized(challenge: bool = False) -> Response:
+    headers = {"WWW-Authenticate": f'Basic realm="{REALM}", charset="UTF-8"'} if challenge else None
+    return Response(UNAUTHORIZED, status_code=401, media_type="application/json", headers=headers)

@@ -82,6 +82,17 @@ def quoted(name: str) -> str:
     return f'"{name}"'
 
 
+def running(url: str, name: str) -> bool:
+    """The connector's tasks all RUNNING. A task that Spark could not start because its Python worker did
+    not connect back in time (Spark waits 10 s; this machine is shared and often loaded) after the
+    runtime's own retries is restarted: that failure is the machine's, not what this module tests."""
+    tasks = status(url, name)["tasks"]
+    if any(t["state"] == "FAILED" and "Python worker failed to connect back" in t.get("trace", "") for t in tasks):
+        httpx.post(f"{url}/connectors/{name}/restart?includeTasks=true&onlyFailed=true", timeout=60)
+        return False
+    return bool(tasks) and all(t["state"] == "RUNNING" for t in tasks)
+
+
 def _post(url: str, name: str, config: dict[str, str]) -> None:
     response = httpx.post(f"{url}/connectors", json={"name": name, "config": config}, timeout=60)
     assert response.status_code == 201, response.text
@@ -144,7 +155,7 @@ def observed(
         }
         _post(worker.url, setup.checkpoint, checkpoint)
         for name in ("gen", "sink", setup.mirror, setup.checkpoint):
-            wait_for(lambda n=name: set(task_states(worker.url, n)) == {"RUNNING"}, 120, f"{name} RUNNING")
+            wait_for(lambda n=name: running(worker.url, n), 240, f"{name} RUNNING")
         wait_for(lambda: task_states(worker.url, "broken") == ["FAILED"], 120, "the broken sink's task FAILED")
         yield setup
     finally:
@@ -165,10 +176,11 @@ def test_every_metric_strimzis_connect_and_mm2_dashboards_and_alerts_query_is_se
     assert len(expected) > 30 and "kafka_connect_worker_connector_failed_task_count" in expected
 
     def missing() -> set[str]:
+        running(observed.worker.url, observed.checkpoint)  # restarted if the machine failed its start
         return expected - {name for name, _, _ in scrape(observed.worker.url)}
 
     # The checkpoint's and the mirror's series appear once their first records are through.
-    wait_for(lambda: not missing(), 180, "every queried metric on /metrics", explain=missing)
+    wait_for(lambda: not missing(), 300, "every queried metric on /metrics", explain=missing)
 
 
 def test_records_are_counted_where_they_were_moved(observed: Observed) -> None:

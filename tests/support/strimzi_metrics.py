@@ -136,9 +136,9 @@ def queried_names(paths: list[Path]) -> set[str]:
 def _dashboard_queries(node: Any) -> Iterator[str]:
     if isinstance(node, dict):
         for key, value in node.items():
-            if key == "expr" and isinstance(value, str):
-                yield value
-            elif key == "query" and isinstance(value, str) and "(" in value:
+            if (key == "expr" and isinstance(value, str)) or (
+                key == "query" and isinstance(value, str) and "(" in value
+            ):
                 yield value
             else:
                 yield from _dashboard_queries(value)

@@ -56,7 +56,13 @@ CLIENTS = "\n".join(
         "kafka.admin.client\ttype=app-info,client-id=adminclient-1\tstart-time-ms\t1700000000000.0",
     ]
 )
-JVM = "jvm_memory_used_bytes\tarea=heap\t1.0e8\njvm_threads_current\t\t42.0\njvm_gc_collection_seconds_sum\tgc=PS Scavenge\t0.5\n"
+JVM = "\n".join(
+    [
+        "jvm_memory_used_bytes\tarea=heap\t1.0e8",
+        "jvm_threads_current\t\t42.0",
+        "jvm_gc_collection_seconds_sum\tgc=PS Scavenge\t0.5",
+    ]
+)
 
 
 def reported(herder: StandaloneHerder) -> list[MetricGroup]:  # noqa: F811

@@ -63,7 +63,7 @@ class Observed:
 
 def scrape(url: str) -> list[Sample]:
     """Every series of /metrics, through Prometheus' own parser of the text format."""
-    text = httpx.get(f"{url}/metrics", timeout=60).text
+    text = httpx.get(f"{url}/metrics", timeout=120).text
     return [(s.name, dict(s.labels), s.value) for f in text_string_to_metric_families(text) for s in f.samples]
 
 
@@ -94,7 +94,8 @@ def running(url: str, name: str) -> bool:
 
 
 def _post(url: str, name: str, config: dict[str, str]) -> None:
-    response = httpx.post(f"{url}/connectors", json={"name": name, "config": config}, timeout=60)
+    # A create answers once the connector has started (MirrorMaker's make admin calls): generous on a busy machine.
+    response = httpx.post(f"{url}/connectors", json={"name": name, "config": config}, timeout=240)
     assert response.status_code == 201, response.text
 
 

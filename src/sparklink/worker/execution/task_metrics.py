@@ -143,12 +143,10 @@ def spark_group(
     values: dict[str, float] = {}
     texts = {"trigger": trigger} | ({"spark-ui": ui} if ui else {})
     progress = last_progress_json(query)
-    if query is not None:
-        try:
-            texts.update({"query-id": str(query.id), "run-id": str(query.runId), "query-name": str(query.name)})
-        except Exception:  # the query is gone: its progress is all there is
-            log.debug("reading a query's ids", exc_info=True)
     if progress:
+        # The progress names its query: no more calls into the JVM for the ids.
+        texts.update({"query-id": str(progress.get("id")), "run-id": str(progress.get("runId"))})
+        texts["query-name"] = str(progress.get("name"))
         durations = progress.get("durationMs") or {}
         values = {
             "input-rows-per-second": _number(progress.get("inputRowsPerSecond")),
@@ -157,6 +155,11 @@ def spark_group(
             "batch-input-rows": _number(progress.get("numInputRows")),
             "batch-id": _number(progress.get("batchId")),
         }
+    elif query is not None:
+        try:
+            texts.update({"query-id": str(query.id), "run-id": str(query.runId), "query-name": str(query.name)})
+        except Exception:  # the query is gone
+            log.debug("reading a query's ids", exc_info=True)
     return MetricGroup(SPARKLINK_DOMAIN, SPARK_GROUP, task_tags(connector, task), values, texts)
 
 

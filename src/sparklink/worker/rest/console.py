@@ -1,4 +1,4 @@
-"""`GET /ui`: the worker's web console, three static files shipped in the package.
+"""`GET /ui`: the worker's web console, four static files shipped in the package.
 
 The console is a page and a script; everything it shows and does goes through the worker's own REST
 API from the browser (`/connectors?expand=status`, `/metrics`, the actions), so it has exactly the
@@ -24,6 +24,7 @@ FILES = {
     "index.html": "text/html; charset=utf-8",
     "console.js": "text/javascript; charset=utf-8",
     "console.css": "text/css; charset=utf-8",
+    "favicon.svg": "image/svg+xml",
 }
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
@@ -65,3 +66,8 @@ def console_script() -> Response:
 @router.get(f"{PATH}/console.css")
 def console_style() -> Response:
     return _file("console.css")
+
+
+@router.get(f"{PATH}/favicon.svg")
+def console_icon() -> Response:
+    return _file("favicon.svg")

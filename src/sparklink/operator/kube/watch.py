@@ -20,8 +20,6 @@ from collections.abc import Callable
 from typing import Any
 
 import kopf
-from kopf._cogs.configs.diffbase import DiffBaseStorage
-from kopf._cogs.configs.progress import ProgressRecord, ProgressStorage
 
 from sparklink.operator.model import annotations as anno
 from sparklink.operator.model.resources import (
@@ -40,32 +38,32 @@ log = logging.getLogger("sparklink.operator")
 Enqueue = Callable[[Key], None]
 
 
-class NoProgressStorage(ProgressStorage):
+class NoProgressStorage(kopf.ProgressStorage):
     """Keeps no handler progress anywhere (kopf's default writes annotations and status.kopf)."""
 
-    def fetch(self, *, key: Any, body: Any) -> ProgressRecord | None:
+    def fetch(self, *, key: kopf.HandlerId, body: kopf.Body) -> kopf.ProgressRecord | None:
         return None
 
-    def store(self, *, key: Any, record: Any, body: Any, patch: Any) -> None:
+    def store(self, *, key: kopf.HandlerId, record: kopf.ProgressRecord, body: kopf.Body, patch: kopf.Patch) -> None:
         return None
 
-    def purge(self, *, key: Any, body: Any, patch: Any) -> None:
+    def purge(self, *, key: kopf.HandlerId, body: kopf.Body, patch: kopf.Patch) -> None:
         return None
 
-    def touch(self, *, body: Any, patch: Any, value: str | None) -> None:
+    def touch(self, *, body: kopf.Body, patch: kopf.Patch, value: str | None) -> None:
         return None
 
-    def clear(self, *, essence: Any) -> Any:
+    def clear(self, *, essence: kopf.BodyEssence) -> kopf.BodyEssence:
         return super().clear(essence=essence)
 
 
-class NoDiffBaseStorage(DiffBaseStorage):
+class NoDiffBaseStorage(kopf.DiffBaseStorage):
     """Keeps no last-handled configuration (kopf's default writes an annotation)."""
 
-    def fetch(self, *, body: Any) -> Any:
+    def fetch(self, *, body: kopf.Body) -> kopf.BodyEssence | None:
         return None
 
-    def store(self, *, body: Any, patch: Any, essence: Any) -> None:
+    def store(self, *, body: kopf.Body, patch: kopf.Patch, essence: kopf.BodyEssence) -> None:
         return None
 
 

@@ -23,9 +23,9 @@ from sparklink.operator.model.conditions import (
     ready,
     warning,
 )
-from sparklink.operator.model.connectors import from_kafka_connector
+from sparklink.operator.model.connectors import ConnectorJob, from_kafka_connector
 from sparklink.operator.model.resources import KAFKA_CONNECT, Key, Resource
-from sparklink.operator.reconcile.connector import ConnectorJob, ConnectorOutcome, connector_failed, failed_task_ids
+from sparklink.operator.reconcile.connector import ConnectorOutcome, connector_failed, failed_task_ids
 from sparklink.operator.reconcile.context import Deps, ReconcileResult, prune
 
 log = logging.getLogger("sparklink.operator")

@@ -27,9 +27,9 @@ from sparklink.operator.model.conditions import (
     ready,
     warning,
 )
-from sparklink.operator.model.connectors import from_mirror_maker_2
+from sparklink.operator.model.connectors import ConnectorJob, from_mirror_maker_2
 from sparklink.operator.model.resources import Key, Resource
-from sparklink.operator.reconcile.connector import ConnectorJob, ConnectorOutcome
+from sparklink.operator.reconcile.connector import ConnectorOutcome
 from sparklink.operator.reconcile.context import (
     STARTING_RECHECK_SECONDS,
     Deps,

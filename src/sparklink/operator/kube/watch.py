@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
 
 import kopf
+from kubernetes import client as k8s
 
 from sparklink.operator.model import annotations as anno
 from sparklink.operator.model.resources import (
@@ -77,13 +77,13 @@ def settings(kopf_settings: kopf.OperatorSettings) -> kopf.OperatorSettings:
     return kopf_settings
 
 
-def registry(enqueue: Enqueue, api_config: Any) -> kopf.OperatorRegistry:
+def registry(enqueue: Enqueue, api_config: k8s.Configuration) -> kopf.OperatorRegistry:
     """Event handlers for every kind; each event only enqueues the keys it concerns. kopf logs in
     with the same credentials as the operator's own client (`api_config`, a kubernetes Configuration)."""
     reg = kopf.OperatorRegistry()
 
     @kopf.on.login(registry=reg)
-    def login(**_: Any) -> kopf.ConnectionInfo:
+    def login(**_: object) -> kopf.ConnectionInfo:
         header = api_config.get_api_key_with_prefix("BearerToken") or api_config.get_api_key_with_prefix(
             "authorization"
         )
@@ -100,8 +100,8 @@ def registry(enqueue: Enqueue, api_config: Any) -> kopf.OperatorRegistry:
 
     last_cluster: dict[Key, str] = {}
 
-    def handler(kind: str) -> Any:
-        def on_event(type: str, body: Any, **_: Any) -> None:
+    def handler(kind: str) -> Callable[..., None]:
+        def on_event(type: str, body: kopf.Body, **_: object) -> None:
             meta = body.get("metadata", {})
             key = Key(kind, meta.get("namespace", ""), meta.get("name", ""))
             enqueue(key)

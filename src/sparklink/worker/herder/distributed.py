@@ -129,7 +129,7 @@ class DistributedHerder(StandaloneHerder):
         if offset < at_least:
             return None
         names = self.configs.connectors()
-        tasks = [ConnectorTaskId(n, i) for n in names for i in range(len(self.configs.task_configs(n)))]
+        tasks = [ConnectorTaskId(connector=n, task=i) for n in names for i in range(len(self.configs.task_configs(n)))]
         return offset, Work.of(names, tasks)
 
     def assigned(self, assignment: Assignment) -> None:
@@ -475,7 +475,7 @@ class DistributedHerder(StandaloneHerder):
         if connector is None or self.configs.connector_config(name) is None:
             return
         plan = restarts.build_plan(request, connector, self.statuses.tasks(name))
-        tasks = [t for t in plan.task_ids if ConnectorTaskId(name, t) in self._running.tasks]
+        tasks = [t for t in plan.task_ids if ConnectorTaskId(connector=name, task=t) in self._running.tasks]
         restart_connector = plan.restart_connector and name in self._running.connectors
         if not tasks and not restart_connector:
             return
@@ -487,14 +487,14 @@ class DistributedHerder(StandaloneHerder):
             self._run.put_status(name, None, State.RESTARTING)
             self._restart_connector_instance(name)
         for task_id in tasks:
-            self._start_task(ConnectorTaskId(name, task_id))
+            self._start_task(ConnectorTaskId(connector=name, task=task_id))
 
     def restart_task(self, name: str, task_id: int) -> None:
         with self._lock:
             self._require(name, f"Unknown connector: {name}")
             if not 0 <= task_id < len(self.configs.task_configs(name)):
                 raise NotFoundError(f"Unknown task: {name}-{task_id}")
-            task = ConnectorTaskId(name, task_id)
+            task = ConnectorTaskId(connector=name, task=task_id)
             if task in self._running.tasks:
                 self.worker.stop_task(name, task_id)
                 self._start_task(task)

@@ -16,7 +16,7 @@ from sparklink.api.errors import BadRequestError, ConfigValidationError, Forbidd
 from sparklink.api.task_config import CONNECTOR_CLASS, TASKS_MAX, TASKS_MAX_ENFORCE, TOPICS
 from sparklink.worker import connector_config
 from sparklink.worker.config import WorkerConfig
-from sparklink.worker.herder.model import ConfigInfo, ConfigInfos, ConfigValueInfo, RawConfig
+from sparklink.worker.herder.model import ConfigInfo, ConfigInfos, ConfigValueInfo, RawConfig, config_key_info
 from sparklink.worker.plugins import PluginDesc, Plugins
 from sparklink.worker.transforms import enrichment
 
@@ -147,15 +147,16 @@ def config_infos(plugins: Plugins, plugin: str, config: RawConfig, tasks_limit: 
         value = ConfigValueInfo(
             name=name,
             value=config.get(name, key.default_string() if key else None),
-            recommended_values=key.recommended if key else (),
-            errors=tuple(errors.get(name, [])),
+            recommended_values=list(key.recommended) if key else [],
+            errors=errors.get(name, []),
+            visible=True,
         )
-        configs.append(ConfigInfo(key, value))
+        configs.append(ConfigInfo(definition=config_key_info(key) if key else None, value=value))
     return ConfigInfos(
         name=connector_class,
         error_count=sum(len(e) for e in errors.values()),
-        groups=tuple(dict.fromkeys(k.group for k in keys.values() if k.group)),
-        configs=tuple(configs),
+        groups=list(dict.fromkeys(k.group for k in keys.values() if k.group)),
+        configs=configs,
     )
 
 

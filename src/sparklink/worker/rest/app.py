@@ -29,6 +29,7 @@ from sparklink.worker.rest import (
     metrics,
     openapi,
     plugins,
+    responses,
     root,
 )
 from sparklink.worker.rest.body import BodyLimit
@@ -60,7 +61,7 @@ class RefuseWritesWhileStarting:
         if scope["type"] == "http" and scope["method"] not in ("GET", "HEAD"):
             herder = self.herder()
             if herder is None or not herder.ready:
-                await errors.error_body(503, deps.STARTING)(scope, receive, send)
+                await responses.error_body(503, deps.STARTING)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 

@@ -18,7 +18,7 @@ from fastapi.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sparklink.api.errors import RequestTargetError
-from sparklink.worker.rest.errors import error_body
+from sparklink.worker.rest.responses import error_body
 
 log = logging.getLogger(__name__)
 

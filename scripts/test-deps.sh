@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# What only the test suite needs beyond scripts/bootstrap.sh, run by `make test` (and so by .ci/run):
+#   1. Debian's PostgreSQL server (initdb, postgres), which the JDBC connector tests start on loopback;
+#   2. etcd, kube-apiserver and kube-controller-manager, built from the Go module proxy into .cache/kube/bin
+#      (scripts/kube-binaries.sh; minutes the first time, seconds after): the local Kubernetes API server
+#      of the operator tests. SPARKLINK_SKIP_KUBE=1 skips it; those tests then fail saying what to run.
+# `make demo` needs neither. Idempotent: a second run installs and builds nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p .cache
+
+say() { printf '\033[1;34m[bootstrap]\033[0m %s\n' "$*"; }
+
+# The JDBC connector tests run a throwaway PostgreSQL server from Debian's package (as root: apt-get).
+if compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null; then
+  say "postgresql up to date ($(ls -d /usr/lib/postgresql/*/ | head -1))"
+else
+  command -v apt-get >/dev/null 2>&1 || {
+    echo "bootstrap: PostgreSQL (initdb, pg_ctl) is missing and there is no apt-get here: install the" \
+         "postgresql server with your system's package manager, then run scripts/test-deps.sh again." >&2
+    exit 1
+  }
+  log=.cache/apt-postgresql.log
+  say "installing Debian's postgresql package for the JDBC tests (first time only, ~1 minute; log: $log)"
+  if ! { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends postgresql; } \
+      > "$log" 2>&1; then
+    tail -20 "$log" >&2
+    echo "bootstrap: could not install postgresql (full log: $log)." >&2
+    exit 1
+  fi
+fi
+
+if [[ "${SPARKLINK_SKIP_KUBE:-}" == 1 ]]; then
+  say "skipping the Kubernetes binaries (SPARKLINK_SKIP_KUBE=1)"
+else
+  bash scripts/kube-binaries.sh
+fi

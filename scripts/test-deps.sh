@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # What only the test suite needs beyond scripts/bootstrap.sh, run by `make test` (and so by .ci/run):
-#   1. Debian's PostgreSQL server (initdb, postgres), which the JDBC connector tests start on loopback;
-#   2. etcd, kube-apiserver and kube-controller-manager, built from the Go module proxy into .cache/kube/bin
+#   1. the reference Apache Connect and MirrorMaker 2 peers' jars (jvm/kafka-peers, .cache/jars/kafka-peers);
+#   2. Debian's PostgreSQL server (initdb, postgres), which the JDBC connector tests start on loopback;
+#   3. etcd, kube-apiserver and kube-controller-manager, built from the Go module proxy into .cache/kube/bin
 #      (scripts/kube-binaries.sh; minutes the first time, seconds after): the local Kubernetes API server
 #      of the operator tests. SPARKLINK_SKIP_KUBE=1 skips it; those tests then fail saying what to run.
-# `make demo` needs neither. Idempotent: a second run installs and builds nothing.
+# `make demo` needs none of them. Idempotent: a second run installs and builds nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .cache
 
 say() { printf '\033[1;34m[bootstrap]\033[0m %s\n' "$*"; }
+
+bash scripts/fetch-jars.sh kafka-peers
 
 # The JDBC connector tests run a throwaway PostgreSQL server from Debian's package (as root: apt-get).
 if compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null; then

@@ -1,5 +1,5 @@
-"""The keys every connector config has, as Kafka Connect 4.3.1 declares them (ConnectorConfig,
-SourceConnectorConfig, SinkConnectorConfig): names, types, defaults, groups and their order.
+"""The keys every connector config has, as Kafka Connect 4.4.0 declares them (ConnectorConfig,
+SourceConnectorConfig, SinkConnectorConfig, unchanged since 4.3.1): names, types, defaults, groups, order.
 
 `/config/validate` and `/connector-plugins/{p}/config` show them with Connect's groups (Common,
 Transforms, Predicates, Error Handling; for sources also Topic Creation, Exactly Once Support and

@@ -43,6 +43,9 @@ class WorkerConfig(BaseModel):
     status_replication: int = Field(1, alias="status.storage.replication.factor")
     offset_partitions: int = Field(25, alias="offset.storage.partitions")
     status_partitions: int = Field(5, alias="status.storage.partitions")
+    # Connect 4.4: false makes the worker use the three topics above as they are, and refuse to start
+    # without them, for clusters where only an administrator creates topics.
+    internal_topics_creation: bool = Field(True, alias="internal.topics.automatic.creation.enable")
     rest_host: str = Field("127.0.0.1", alias="rest.host.name")
     rest_port: int = Field(8083, alias="rest.port")
     advertised_host: str | None = Field(None, alias="rest.advertised.host.name")

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import ssl
 import subprocess
 import sys
 import time
@@ -34,9 +33,9 @@ from pathlib import Path
 
 import httpx
 
-from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform import artifacts, ca, kafka_listeners, kafka_users, kraft_quorum, ports, process
 from sparklink.platform.cluster_ca import ClusterCa
+from sparklink.platform.kafka_access import ClusterAccess
 from sparklink.platform.kafka_listeners import Listener
 
 BROKER_MAIN = "kafka.Kafka"
@@ -220,7 +219,7 @@ class KafkaCluster:
         cluster.save()
         if cluster.secured:
             for name, password in (wanted or {kafka_users.DEFAULT_USER: None}).items():
-                cluster.user_store.add(name, password)
+                cluster.access.user_store.add(name, password)
         return cluster
 
     def _assign_listener_ports(self, node: Node) -> None:
@@ -315,102 +314,9 @@ class KafkaCluster:
         return ",".join(f"127.0.0.1:{n.listener_ports[name]}" for n in self.brokers)
 
     @property
-    def clients_ca(self) -> ClusterCa:
-        """The clients CA: it signs users' certificates, which mutual-TLS listeners trust."""
-        return ClusterCa(self.state_dir / "tls" / "clients-ca", f"sparklink-{self.cluster_id}", label="clients-ca")
-
-    @property
-    def user_store(self) -> kafka_users.UserStore:
-        return kafka_users.UserStore(self.state_dir / "users.json")
-
-    def users(self) -> dict[str, str]:
-        """Each user of a secured cluster and its password."""
-        return self.user_store.load()
-
-    def client_properties(
-        self, listener: str | None = None, user: str = kafka_users.DEFAULT_USER, mechanism: str | None = None
-    ) -> dict[str, str]:
-        """Java client properties for `user` on a listener (the first when None): bootstrap servers, TLS
-        trust, the user's certificate on mutual TLS, the SASL login (`mechanism`, default the listener's first)."""
-        if not self.listeners:
-            return {"bootstrap.servers": self.bootstrap_servers}
-        lst = self.listener(listener)
-        keystore = self.clients_ca.ensure_client(user).keystore if lst.mutual_tls else None
-        password = self.users().get(user)
-        return kafka_users.client_properties(
-            lst, self.bootstrap(lst.name), self.tls.ca_cert, keystore, user, password, mechanism
-        )
-
-    def client_settings(
-        self, listener: str | None = None, user: str = kafka_users.DEFAULT_USER, mechanism: str | None = None
-    ) -> KafkaClientSettings:
-        """`client_properties` as the settings every sparklink client takes."""
-        return KafkaClientSettings.from_properties(self.client_properties(listener, user, mechanism))
-
-    def write_client_properties(
-        self, listener: str | None = None, user: str = kafka_users.DEFAULT_USER, mechanism: str | None = None
-    ) -> Path:
-        """`client_properties` in `<state>/clients/<listener>.properties` (0600, it may hold a password)."""
-        name = self.listener(listener).name if self.listeners else "plaintext"
-        path = self.state_dir / "clients" / f"{name}.properties"
-        text = kafka_users.properties_text(self.client_properties(listener, user, mechanism))
-        ca.write_private(path, text.encode())
-        return path
-
-    def add_user(self, name: str, password: str | None = None, timeout: float = 30.0) -> str:
-        """Add (or change) a user of a running secured cluster: SCRAM credentials through the Admin API
-        (AlterUserScramCredentials), a client certificate from the clients CA. PLAIN listeners read their
-        users at start: they know a new user after the nodes' next start. Returns the password."""
-        from confluent_kafka.admin import AdminClient
-        from confluent_kafka.admin._scram import (
-            ScramCredentialInfo,
-            ScramMechanism,
-            UserScramCredentialAlteration,
-            UserScramCredentialUpsertion,
-        )
-
-        if not self.secured:
-            raise ValueError("only a secured cluster has users")
-        password = self.user_store.add(name, password)
-        self.clients_ca.ensure_client(name)
-        mechanisms = kafka_listeners.scram_mechanisms(self.listeners)
-        if mechanisms:
-            admin = AdminClient(self.platform_settings().librdkafka())
-            upserts: list[UserScramCredentialAlteration] = [
-                UserScramCredentialUpsertion(
-                    name, ScramCredentialInfo(ScramMechanism[m.replace("-", "_")], 8192), password.encode()
-                )
-                for m in mechanisms
-            ]
-            for future in admin.alter_user_scram_credentials(upserts, request_timeout=timeout).values():
-                future.result(timeout)
-        return password
-
-    def platform_settings(self) -> KafkaClientSettings:
-        """The settings of the platform's own clients (readiness, the CLI's checks): the plaintext listener of
-        a default cluster; on a secured one the replication listener, with the platform's certificate."""
-        running = [n for n in self.brokers if n.pid] or self.brokers
-        if not self.secured:
-            return KafkaClientSettings(",".join(f"127.0.0.1:{n.replication_port or n.broker_port}" for n in running))
-        paths = self.tls.ensure_client(kafka_users.PLATFORM_CLIENT)
-        props = {
-            "bootstrap.servers": ",".join(f"127.0.0.1:{n.replication_port}" for n in running),
-            "security.protocol": "SSL",
-            "ssl.truststore.type": "PEM",
-            "ssl.truststore.location": str(self.tls.ca_cert),
-            "ssl.keystore.type": "PEM",
-            "ssl.keystore.location": str(paths.keystore),
-        }
-        return KafkaClientSettings.from_properties(props)
-
-    def _quorum_tls(self) -> ssl.SSLContext | None:
-        """The TLS context for DescribeQuorum on a secured cluster's (mutual-TLS) controller listener."""
-        if not self.secured:
-            return None
-        paths = self.tls.ensure_client(kafka_users.PLATFORM_CLIENT)
-        context = ssl.create_default_context(cafile=str(self.tls.ca_cert))
-        context.load_cert_chain(str(paths.cert), str(paths.key))
-        return context
+    def access(self) -> ClusterAccess:
+        """Who may connect and how: users, client settings per listener, the platform's own clients."""
+        return ClusterAccess(self)
 
     def node(self, node_id: int) -> Node:
         return next(n for n in self.nodes if n.node_id == node_id)
@@ -427,7 +333,7 @@ class KafkaCluster:
     def launch(self) -> list[int]:
         """Start every node that is not running (agents first, storage formatted at once) without waiting for
         them to be ready (see `node_ready`); returns the ids it started."""
-        self._ensure_certificates()
+        self.access.ensure_certificates()
         self._start_agents()
         pending = [n for n in self.nodes if not (n.pid and process.alive(n.pid))]
         self._format([n for n in pending if not (self._data_dir(n) / "meta.properties").exists()])
@@ -572,7 +478,7 @@ class KafkaCluster:
 
     def active_controller(self, timeout: float = 5.0) -> int:
         """The KRaft quorum leader's node id, from DescribeQuorum (raises QuorumError when none answers)."""
-        return kraft_quorum.describe_quorum(self.controller_addresses, timeout, self._quorum_tls()).leader_id
+        return kraft_quorum.describe_quorum(self.controller_addresses, timeout, self.access.quorum_tls()).leader_id
 
     def _quorum_leader(self) -> int | None:
         try:
@@ -633,7 +539,7 @@ class KafkaCluster:
     def _registered_brokers(self) -> set[int]:
         from confluent_kafka.admin import AdminClient
 
-        admin = AdminClient(self.platform_settings().librdkafka(**{"socket.timeout.ms": 2000}))
+        admin = AdminClient(self.access.platform_settings().librdkafka(**{"socket.timeout.ms": 2000}))
         try:
             meta = admin.list_topics(timeout=2)
         except Exception:
@@ -682,28 +588,6 @@ class KafkaCluster:
     def _data_dir(self, node: Node) -> Path:
         return self.state_dir / "data" / node.name
 
-    def _ensure_certificates(self) -> None:
-        """A secured cluster's certificates: each node's broker certificate, the platform's client certificate,
-        the clients CA and each user's certificate (renewed when due, as the agents' are)."""
-        if not self.secured:
-            return
-        for node in self.nodes:
-            self.tls.ensure_broker(node.node_id)
-        self.tls.ensure_client(kafka_users.PLATFORM_CLIENT)
-        self.clients_ca.ensure_ca()
-        for user in self.users():
-            self.clients_ca.ensure_client(user)
-
-    def _scram_arguments(self) -> list[str]:
-        """The storage tool's --add-scram arguments for every user and SCRAM mechanism a listener enables."""
-        users = self.users()
-        return [
-            line
-            for mechanism in kafka_listeners.scram_mechanisms(self.listeners)
-            for name, password in sorted(users.items())
-            for line in ("--add-scram", f"{mechanism}=[name={name},password={password}]")
-        ]
-
     def _start_node(self, node: Node) -> None:
         if not (self._data_dir(node) / "meta.properties").exists():
             self._format([node])
@@ -740,7 +624,7 @@ class KafkaCluster:
         (self.state_dir / "config").mkdir(parents=True, exist_ok=True)
         (self.state_dir / "config" / "log4j2.properties").write_text(LOG4J2)
         # Passwords reach the storage tool in an argument file (0600, removed after), never on its command line.
-        scram = self._scram_arguments() if nodes else []
+        scram = self.access.scram_arguments() if nodes else []
         arguments = self.state_dir / "config" / f".scram-{uuid.uuid4().hex}"
         if scram:
             ca.write_private(arguments, "".join(f"{line}\n" for line in scram).encode())
@@ -789,24 +673,36 @@ class KafkaCluster:
         return config
 
     def _base_config(self, node: Node) -> dict[str, str]:
-        voters = ",".join(f"{c.node_id}@127.0.0.1:{c.controller_port}" for c in self.controllers)
-        replication = str(min(3, len(self.brokers)))
+        identity = {
+            "process.roles": node.roles,
+            "node.id": str(node.node_id),
+            "controller.quorum.voters": ",".join(
+                f"{c.node_id}@127.0.0.1:{c.controller_port}" for c in self.controllers
+            ),
+            "controller.listener.names": "CONTROLLER",
+        }
         if self.listeners:
-            return self._listener_config(node, voters, replication)
+            return {**identity, **self._defaults(node), **self._listener_settings(node)}
+        # The default cluster: one PLAINTEXT listener, also between brokers (settings kept as they always were).
         listeners = []
-        advertised = []
         if node.broker_port:
             listeners.append(f"PLAINTEXT://127.0.0.1:{node.broker_port}")
-            advertised.append(f"PLAINTEXT://127.0.0.1:{node.broker_port}")
         if "controller" in node.roles:
             listeners.append(f"CONTROLLER://127.0.0.1:{node.controller_port}")
         config = {
-            "process.roles": node.roles,
-            "node.id": str(node.node_id),
-            "controller.quorum.voters": voters,
-            "controller.listener.names": "CONTROLLER",
+            **identity,
             "listeners": ",".join(listeners),
             "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            **self._defaults(node),
+        }
+        if node.broker_port:
+            config["advertised.listeners"] = f"PLAINTEXT://127.0.0.1:{node.broker_port}"
+            config["inter.broker.listener.name"] = "PLAINTEXT"
+        return config
+
+    def _defaults(self, node: Node) -> dict[str, str]:
+        replication = str(min(3, len(self.brokers)))
+        return {
             "log.dirs": str(self.state_dir / "data" / node.name),
             "num.partitions": "1",
             "offsets.topic.replication.factor": replication,
@@ -820,47 +716,19 @@ class KafkaCluster:
             "auto.create.topics.enable": "true",
             "log.segment.bytes": str(64 * 1024 * 1024),
         }
-        if node.broker_port:
-            config["advertised.listeners"] = ",".join(advertised)
-            config["inter.broker.listener.name"] = "PLAINTEXT"
-        return config
 
-    def _listener_config(self, node: Node, voters: str, replication: str) -> dict[str, str]:
-        """A node's settings with explicit listeners: the default cluster's, listeners from `kafka_listeners`."""
-        files = None
-        if self.secured:
-            files = kafka_listeners.TlsFiles(
-                self.tls.broker(node.node_id).keystore, self.tls.ca_cert, self.clients_ca.ca_cert
-            )
-        plain = self.users() if any("PLAIN" in lst.sasl_mechanisms for lst in self.listeners) else {}
-        listener_part = kafka_listeners.listener_settings(
+    def _listener_settings(self, node: Node) -> dict[str, str]:
+        """Listeners, protocols, TLS and SASL of a cluster laid out with explicit listeners."""
+        plain = self.access.users() if any("PLAIN" in lst.sasl_mechanisms for lst in self.listeners) else {}
+        return kafka_listeners.listener_settings(
             node.roles,
             node.listener_ports,
             node.controller_port,
             node.replication_port,
             self.listeners,
-            files,
+            self.access.tls_files(node) if self.secured else None,
             plain,
         )
-        config = {
-            "process.roles": node.roles,
-            "node.id": str(node.node_id),
-            "controller.quorum.voters": voters,
-            "controller.listener.names": "CONTROLLER",
-            "log.dirs": str(self.state_dir / "data" / node.name),
-            "num.partitions": "1",
-            "offsets.topic.replication.factor": replication,
-            "offsets.topic.num.partitions": "5",
-            "transaction.state.log.replication.factor": replication,
-            "transaction.state.log.min.isr": "1",
-            "transaction.state.log.num.partitions": "5",
-            "share.coordinator.state.topic.replication.factor": replication,
-            "share.coordinator.state.topic.min.isr": "1",
-            "group.initial.rebalance.delay.ms": "0",
-            "auto.create.topics.enable": "true",
-            "log.segment.bytes": str(64 * 1024 * 1024),
-        }
-        return {**config, **listener_part}
 
 
 _STATE_NAMES = {

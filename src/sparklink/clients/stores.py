@@ -109,7 +109,7 @@ def truststore_from(props: Mapping[str, str]) -> TrustStore | None:
             )
         _no_password_with_pem(password, "ssl.truststore.password", "trust store")
         _certificates(text.encode(), "ssl.truststore.certificates")
-        return TrustStore("PEM", pem=text)
+        return TrustStore("PEM", pem="".join(_pem_blocks(text.encode(), "CERTIFICATE")))
     if not location:
         return None
     path, data = _read(location, "ssl.truststore.location")
@@ -117,7 +117,7 @@ def truststore_from(props: Mapping[str, str]) -> TrustStore | None:
     if kind == "PEM":
         _no_password_with_pem(password, "ssl.truststore.password", "trust store")
         _certificates(data, "ssl.truststore.location")
-        return TrustStore("PEM", path, pem=data.decode())
+        return TrustStore("PEM", path, pem="".join(_pem_blocks(data, "CERTIFICATE")))
     store = TrustStore(kind, path, password=password)
     if kind == "PKCS12":
         store.ca_pem()  # a wrong password or an empty store fails now, not at the first connection

@@ -118,6 +118,19 @@ def test_the_preflight_passes_with_good_credentials(secured_kafka: SecuredKafka,
     assert info.brokers == {node.node_id: f"127.0.0.1:{node.listener_ports[listener]}"}
 
 
+def test_a_user_added_to_the_running_cluster_logs_in_with_scram_and_a_client_certificate(
+    secured_kafka: SecuredKafka,
+) -> None:
+    access = secured_kafka.cluster.access
+    password = access.add_user("carol")  # AlterUserScramCredentials, and a certificate from the clients CA
+    scram = access.client_properties("saslssl", user="carol")
+    assert f'username="carol" password="{password}"' in scram["sasl.jaas.config"]
+    assert verify(KafkaClientSettings.from_properties(scram), timeout=PREFLIGHT_TIMEOUT).brokers
+    mtls = access.client_properties("mtls", user="carol")
+    assert mtls["ssl.keystore.location"].endswith("carol.pem")
+    assert verify(KafkaClientSettings.from_properties(mtls), timeout=PREFLIGHT_TIMEOUT).brokers
+
+
 BAD = {
     "wrong-scram-password": (
         lambda k: k.wrong_password("saslssl"),

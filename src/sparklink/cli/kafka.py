@@ -68,6 +68,10 @@ def start(
             if listeners or users:
                 console.print(f"A cluster already lives in {path}: it keeps its listeners and users.")
         else:
+            if users and not any(lst.secured for lst in listeners):
+                raise typer.BadParameter(
+                    "users log in on secured listeners: add --listener mtls or sasl-*", param_hint="--user"
+                )
             cluster = KafkaCluster.create(
                 path,
                 brokers,

@@ -17,6 +17,7 @@ from sparklink.clients.secrets import redact
 from sparklink.clients.settings import KafkaClientSettings, read_properties
 from sparklink.platform.kafka import KafkaCluster
 from sparklink.platform.kafka_listeners import Authentication, Listener
+from sparklink.platform.kafka_users import DEFAULT_USER
 
 LISTENER_HELP = """A listener to serve instead of the single PLAINTEXT one; repeat for more. [NAME=]TYPE, TYPE one of:
 plaintext (no TLS, no login);
@@ -66,7 +67,8 @@ def print_client_files(console: Console, cluster: KafkaCluster) -> None:
     """Write each listener's client properties (0600) and show them, secrets as [hidden]."""
     if not cluster.secured:
         return
-    user = next(iter(cluster.access.users()))
+    users = cluster.access.users()
+    user = DEFAULT_USER if DEFAULT_USER in users else next(iter(users))
     console.print(
         f"Client settings for user {escape(user)} (pass the file as a worker's properties or --command-config):"
     )

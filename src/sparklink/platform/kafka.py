@@ -205,6 +205,8 @@ class KafkaCluster:
     ) -> KafkaCluster:
         kafka_listeners.check(listeners)
         wanted = dict(users) if isinstance(users, Mapping) else dict.fromkeys(users)
+        if wanted and not any(lst.secured for lst in listeners):
+            raise ValueError("users log in on secured listeners; this cluster has none")
         for name, password in wanted.items():
             kafka_users.check_user(name, password)
         if agents:

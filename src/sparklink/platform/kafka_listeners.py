@@ -71,7 +71,14 @@ class Listener:
     @classmethod
     def strimzi(cls, name: str, port: int, tls: bool, authentication_type: str | None) -> Listener:
         """A Strimzi listener (`spec.kafka.listeners[]`: name, port, tls, authentication.type)."""
-        return cls(name, port, tls, (Authentication(authentication_type),) if authentication_type else ())
+        try:
+            auth = (Authentication(authentication_type.lower()),) if authentication_type else ()
+        except ValueError:
+            raise ValueError(
+                f"listener {name!r}: local clusters serve authentication tls, scram-sha-512, scram-sha-256 or plain, "
+                f"not {authentication_type!r}"
+            ) from None
+        return cls(name, port, tls, auth)
 
     @property
     def config_name(self) -> str:

@@ -12,8 +12,8 @@ sidecar would, and stops with the cluster.
 
 By default a cluster serves one PLAINTEXT listener. Given `listeners` (see `kafka_listeners`), it serves
 those instead, each node on a loopback port per listener; with TLS or authentication among them the nodes
-talk to each other over mutual TLS too, users (`kafka_users`) get SCRAM credentials, PLAIN logins and client
-certificates, and `client_properties(listener)` says what a client needs. The platform's own clients
+talk to each other over mutual TLS too, users get SCRAM credentials, PLAIN logins and client certificates,
+and `access.client_properties(listener)` says what a client needs (`kafka_access`). The platform's own clients
 (readiness, DescribeQuorum) then use the replication listener with their own certificate.
 Callers: the CLI, the demo, the roller's local runtime and tests.
 """

@@ -63,9 +63,7 @@ class WorkerConfig(BaseModel):
         request_signing.DEFAULT_ALGORITHM, alias="inter.worker.key.generation.algorithm"
     )
     inter_worker_key_size: int | None = Field(None, alias="inter.worker.key.size")
-    inter_worker_key_ttl_ms: int = Field(
-        request_signing.DEFAULT_TTL_MS, alias="inter.worker.key.ttl.ms", ge=0, le=2**31 - 1
-    )
+    inter_worker_key_ttl_ms: int = Field(request_signing.DEFAULT_TTL_MS, alias="inter.worker.key.ttl.ms")
     inter_worker_signature_algorithm: str = Field(
         request_signing.DEFAULT_ALGORITHM, alias="inter.worker.signature.algorithm"
     )

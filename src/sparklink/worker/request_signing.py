@@ -89,6 +89,11 @@ class Settings:
 
     def check(self) -> None:
         """ValueError with Connect's message for the first setting a worker could not run with."""
+        if not 0 <= self.ttl_ms <= 2**31 - 1:  # ConfigDef.Range.between(0, Integer.MAX_VALUE)
+            bound = "at least 0" if self.ttl_ms < 0 else f"no more than {2**31 - 1}"
+            raise ValueError(
+                f"Invalid value {self.ttl_ms} for configuration inter.worker.key.ttl.ms: Value must be {bound}"
+            )
         check_key_algorithm("inter.worker.key.generation.algorithm", self.key_algorithm)
         check_mac("inter.worker.signature.algorithm", self.signature_algorithm)
         if not self.verification_algorithms:

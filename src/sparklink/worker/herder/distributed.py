@@ -232,7 +232,7 @@ class DistributedHerder(StandaloneHerder):
         log.info("worker %s distributes a new session key: %s", self.worker_id, reason)
         try:
             self.configs.put_session_key(self.session_keys.new_key())
-        except (ConnectError, TimeoutError, OSError) as exc:
+        except Exception as exc:
             # Read to the end before trying again: another leader may have written one meanwhile.
             log.warning("worker %s could not write a new session key (%s); retrying", self.worker_id, exc)
             self.session_keys.retry_later()
@@ -406,7 +406,7 @@ class DistributedHerder(StandaloneHerder):
         if new == self.configs.task_configs(name):
             return
         try:
-            self.put_task_configs(name, new)
+            self._write_task_configs(name, new)
         except NotLeaderError as exc:
             self._background.submit(self._forward_task_configs, name, new, exc.forward_url)
 
@@ -416,6 +416,9 @@ class DistributedHerder(StandaloneHerder):
         """Write a connector's task configs (leader only; the internal `POST /connectors/{c}/tasks`), when
         another worker signed them with the current session key (checked first, as Connect does)."""
         self.session_keys.verify(signature)
+        self._write_task_configs(name, configs)
+
+    def _write_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
         with self._lock:
             self._require_leader("Only the leader may write task configurations.")
             if self.configs.connector_config(name) is None:

@@ -19,6 +19,7 @@ from the jars, see bench/rest_and_restart.py). Per system:
 CPU is user+system time of the worker's process and its descendants (sparklink's Python worker, its
 Spark JVM and any Python worker Spark started; Apache's JVM) from /proc, reported as cores, with a
 split per process name. The issue's goal is N idle connectors <= 0.05 + 0.01 * N cores.
+BENCH_SCRAPE_S=15 scrapes sparklink's /metrics every 15 s throughout, as Prometheus would (bench/scrape.py).
 Prints a table and writes bench/results/idle-<timestamp>.json with the load averages seen (the
 machine is shared: trust a figure only with a low 1-min load average next to it).
 """
@@ -41,7 +42,7 @@ import httpx
 from confluent_kafka import Consumer, TopicPartition
 from rich.table import Table
 
-from bench import connect_datagen
+from bench import connect_datagen, scrape
 from bench.harness import System, console, run_systems, tree_processes
 from bench.rest_and_restart import (
     FILE_SOURCE,
@@ -130,6 +131,15 @@ def wait_delivered(bootstrap: str, topics: list[str], timeout: float) -> None:
 
 
 def bench_system(system: System, args: argparse.Namespace, bootstrap: str, work: Path) -> dict[str, Any]:
+    # With BENCH_SCRAPE_S set, sparklink's /metrics is scraped as Prometheus would while it is measured.
+    with scrape.scraping(system.url, None if system.name == "sparklink" else 0) as took:
+        out = _bench_system(system, args, bootstrap, work)
+    if took:
+        out["scrapes"] = {"count": len(took), "max_s": round(max(took), 3)}
+    return out
+
+
+def _bench_system(system: System, args: argparse.Namespace, bootstrap: str, work: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"info": system.info, "startup_s": round(system.startup_s, 1)}
     console.print(f"[bold]{system.name}[/bold]: worker alone, settle {args.settle:.0f} s, sample {args.sample:.0f} s")
     time.sleep(args.settle)

@@ -14,6 +14,7 @@ Results: a table on stdout and JSON in bench/results/mirror-<timestamp>.json.
 `--profile` runs sparklink in-process instead and reports the task-seconds of each batch phase.
 `--latency [--rate 5000 --duration 30 --warmup 15 --trigger-ms 100]` measures produce-on-A -> readable-on-B
 latency p50/p99 at a steady rate instead (bench/mirror_latency.py), into mirror-latency-<timestamp>.json.
+BENCH_SCRAPE_S=15 scrapes sparklink's /metrics every 15 s during the run (bench/scrape.py).
 Each mirror gets a source and a target cluster of its own; the source is warmed up first (2 x --warmup s
 of traffic). `--apache-first` swaps the order.
 """
@@ -42,7 +43,7 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from tests.support.mirror_maker_peer import SINGLE_BROKER_TOPICS, MirrorMakerPeer
 
-from bench import mirror_latency
+from bench import mirror_latency, scrape
 from sparklink.clients.settings import client_config
 from sparklink.platform import artifacts, ports, process
 from sparklink.platform.kafka import KafkaCluster
@@ -250,7 +251,10 @@ def sparklink_mirror(
             **json.loads(os.environ.get("BENCH_SPARKLINK_CONFIG", "{}")),
         }
         httpx.post(f"{url}/connectors", json={"name": "bench", "config": config}, timeout=60).raise_for_status()
-        yield sampler
+        with scrape.scraping(url) as took:
+            yield sampler
+        if took:
+            print(f"  sparklink /metrics scraped {len(took)} times, {max(took):.3f} s at most", flush=True)
     finally:
         sampler.stop()
         process.stop(pid, timeout=60)

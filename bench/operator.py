@@ -140,7 +140,7 @@ class Bench:
     def reconciliations(self) -> float:
         text = httpx.get(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=10).text
         match = re.search(
-            r'sparklink_operator_reconciliations_total\{kind="KafkaConnector",namespace="bench"\} (\S+)', text
+            r'strimzi_reconciliations_total\{kind="KafkaConnector",namespace="bench",selector=""\} (\S+)', text
         )
         return float(match.group(1)) if match else 0.0
 

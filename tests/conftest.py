@@ -115,3 +115,6 @@ pytest_plugins.append("tests.kube_fixtures")
 
 # The operator's end-to-end tests: CRDs, a namespace per module, `sparklink operator run` as a subprocess.
 pytest_plugins.append("tests.it.operator_fixtures")
+
+# A real browser (Debian's Chromium through Playwright), one per session: the console and CSRF tests.
+pytest_plugins.append("tests.browser")

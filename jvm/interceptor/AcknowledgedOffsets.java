@@ -86,8 +86,9 @@ public final class AcknowledgedOffsets {
         return total;
     }
 
-    /** Drop the run's entry once its task has stored the positions. */
+    /** Drop the run's entry (and its {@link MirrorMetrics}) once its task has stored the positions. */
     public static void forget(String key) {
         RUNS.remove(key);
+        MirrorMetrics.forget(key);
     }
 }

@@ -44,7 +44,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *
  * <p>The same pairing tells how far each upstream partition has been written: with {@code .registry}
  * set, each acknowledged upstream offset is reported to {@link AcknowledgedOffsets} under that key,
- * which a task's stop reads in local mode.
+ * which a task's stop reads in local mode, and MirrorMaker 2's per-partition metrics are recorded in
+ * {@link MirrorMetrics} under the same key (record age and size at send, count and replication latency
+ * at acknowledgement, paired through the same FIFO).
  *
  * <p>Settings (in the producer's configs, as Spark passes its {@code kafka.*} options): {@code
  * sparklink.offset.syncs.topic} (unset: no syncs), {@code .lag.max}, {@code .promote.ms}, {@code
@@ -62,6 +64,7 @@ public class OffsetSyncInterceptor implements ProducerInterceptor<byte[], byte[]
     private final Map<String, Object> producerConfig = new HashMap<>();
     private String syncTopic;
     private AcknowledgedOffsets run;
+    private MirrorMetrics metrics;
     private final java.util.function.LongSupplier inFlight = this::inFlight;
     private long maxLag = 100;
     private long promoteMs = 1000;
@@ -82,6 +85,7 @@ public class OffsetSyncInterceptor implements ProducerInterceptor<byte[], byte[]
             } else if (name.equals("registry")) {
                 run = AcknowledgedOffsets.of(value);
                 run.track(inFlight);
+                metrics = MirrorMetrics.of(value);
             } else if (name.equals("lag.max")) {
                 maxLag = Math.max(0, Long.parseLong(value.trim()));
             } else if (name.equals("promote.ms")) {
@@ -120,7 +124,17 @@ public class OffsetSyncInterceptor implements ProducerInterceptor<byte[], byte[]
         if (tracking() && raw != null && record.partition() != null) {
             long upstream = Long.parseLong(new String(raw, StandardCharsets.US_ASCII));
             TopicPartition tp = new TopicPartition(record.topic(), record.partition());
-            partitions.computeIfAbsent(tp, k -> new PartitionSyncs()).sent(upstream);
+            long timestamp = record.timestamp() == null ? -1 : record.timestamp();
+            PartitionSyncs state = partitions.computeIfAbsent(tp, k -> new PartitionSyncs(statsOf(tp)));
+            state.sent(upstream, timestamp);
+            if (state.stats != null) {
+                // MM2 measures a record's age and size as it polls it (MirrorSourceTask.poll).
+                long now = System.currentTimeMillis();
+                if (timestamp >= 0) {
+                    state.stats.age.record(now - timestamp, now);
+                }
+                state.stats.bytes.record(record.value() == null ? 0 : record.value().length, now);
+            }
         }
         return new ProducerRecord<>(
             record.topic(), record.partition(), record.timestamp(), record.key(), record.value(), kept);
@@ -139,6 +153,15 @@ public class OffsetSyncInterceptor implements ProducerInterceptor<byte[], byte[]
             run.recordWritten();
         }
         long[] sync = state.acknowledged(exception == null && metadata.hasOffset() ? metadata.offset() : -1, maxLag);
+        if (state.stats != null && exception == null) {
+            // MM2 counts a record and its replication latency once the target acknowledged it (commitRecord).
+            long now = System.currentTimeMillis();
+            state.stats.records.record(1, now);
+            long timestamp = state.acknowledgedTimestamp();
+            if (timestamp >= 0) {
+                state.stats.latency.record(now - timestamp, now);
+            }
+        }
         if (sync != null && syncTopic != null) {
             send(metadata.topic(), metadata.partition(), sync[0], sync[1]);
         }
@@ -147,6 +170,10 @@ public class OffsetSyncInterceptor implements ProducerInterceptor<byte[], byte[]
         if (run != null && upstreamTopic != null && written >= 0) {
             run.acknowledged(upstreamTopic, metadata.partition(), written);
         }
+    }
+
+    private MirrorMetrics.PartitionStats statsOf(TopicPartition tp) {
+        return metrics == null ? null : metrics.partition(tp);
     }
 
     private boolean tracking() {
@@ -226,7 +253,10 @@ public class OffsetSyncInterceptor implements ProducerInterceptor<byte[], byte[]
 
     /** One target partition: upstream offsets in flight, and MM2's PartitionState. */
     static final class PartitionSyncs {
+        final MirrorMetrics.PartitionStats stats; // null: no registry, nothing measured
         private long[] inFlight = new long[64];
+        private long[] timestamps = new long[64]; // each in-flight record's timestamp (-1: none)
+        private long ackedTimestamp = -1;
         private int head;
         private int size;
         private boolean broken;
@@ -237,25 +267,35 @@ public class OffsetSyncInterceptor implements ProducerInterceptor<byte[], byte[]
         private boolean failed; // ever: the upstream offsets written stop being a contiguous run
         private long writtenUpstream = -1;
 
-        synchronized void sent(long upstream) {
+        PartitionSyncs(MirrorMetrics.PartitionStats stats) {
+            this.stats = stats;
+        }
+
+        synchronized void sent(long upstream, long timestamp) {
             if (size == inFlight.length) {
                 long[] grown = new long[inFlight.length * 2];
+                long[] grownTimestamps = new long[inFlight.length * 2];
                 for (int i = 0; i < size; i++) {
                     grown[i] = inFlight[(head + i) % inFlight.length];
+                    grownTimestamps[i] = timestamps[(head + i) % inFlight.length];
                 }
                 inFlight = grown;
+                timestamps = grownTimestamps;
                 head = 0;
             }
             inFlight[(head + size) % inFlight.length] = upstream;
+            timestamps[(head + size) % inFlight.length] = timestamp;
             size++;
         }
 
         /** The sync due for this acknowledgement, or null; `downstream` is -1 for a failed record. */
         synchronized long[] acknowledged(long downstream, long maxLag) {
             if (size == 0) {
+                ackedTimestamp = -1;
                 return null; // a record sent before this partition was tracked
             }
             long upstream = inFlight[head];
+            ackedTimestamp = timestamps[head];
             head = (head + 1) % inFlight.length;
             size--;
             long[] due = null;
@@ -286,6 +326,11 @@ public class OffsetSyncInterceptor implements ProducerInterceptor<byte[], byte[]
                 broken = size > 0; // once nothing is in flight, sends and acknowledgements pair up again
             }
             return due;
+        }
+
+        /** The timestamp of the record the last acknowledgement was paired with (-1: none). */
+        synchronized long acknowledgedTimestamp() {
+            return ackedTimestamp;
         }
 
         /** The last upstream offset acknowledged before any failure (-1: none). */

@@ -290,7 +290,7 @@ def test_auto_restart_schedule_max_restarts_config_change_and_reset(
     for count, gap in ((1, 2), (2, 6), (3, 12)):
         assert seen[count + 1] - seen[count] >= gap * MINUTE_SECONDS, (count, seen)
     assert (
-        f'sparklink_operator_auto_restarts_total{{kind="KafkaConnector",namespace="{kubeobj.ns}"}}'
+        f'strimzi_auto_restarts_total{{kind="KafkaConnector",namespace="{kubeobj.ns}",selector=""}}'
         in operator_process.metrics()
     )
 
@@ -517,7 +517,7 @@ def test_the_operator_adds_nothing_strimzi_would_not(
         assert "kopf" not in json.dumps(obj)
     metrics = operator_process.metrics()
     for kind in ("KafkaConnect", "KafkaConnector"):
-        assert f'sparklink_operator_reconciliations_total{{kind="{kind}",namespace="{kubeobj.ns}"}}' in metrics
+        assert f'strimzi_reconciliations_total{{kind="{kind}",namespace="{kubeobj.ns}",selector=""}}' in metrics
     kubeobj.delete("KafkaConnector", name)
     wait_for(lambda: name not in httpx.get(f"{connect}/connectors").json(), 60, "the connector deleted from Connect")
 

@@ -313,7 +313,7 @@ def test_an_operator_killed_and_started_again_adopts_the_running_cluster(
     operator.start()
 
     def reconciled() -> bool:
-        return 'sparklink_operator_reconciliations_total{kind="Kafka"' in operator.metrics()
+        return 'strimzi_reconciliations_total{kind="Kafka"' in operator.metrics()
 
     wait_for(reconciled, 120, "the new operator to reconcile the Kafka")
     assert pids(operator) == before

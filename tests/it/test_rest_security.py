@@ -19,7 +19,6 @@ import select
 import socket
 import ssl
 import subprocess
-import tempfile
 import threading
 import time
 import uuid
@@ -53,17 +52,7 @@ PASSWORD = f"pw-{uuid.uuid4().hex}"
 STORE_PASSWORD = f"store-{uuid.uuid4().hex}"
 KEY_PASSWORD = f"key-{uuid.uuid4().hex}"
 UNAUTHORIZED = b"User cannot access the resource."
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+CHALLENGE = 'Basic realm="Kafka Connect", charset="UTF-8"'
 
 
 @dataclass(frozen=True)
@@ -311,9 +300,10 @@ def test_basic_auth_guards_every_route_on_both_listeners(secured: Secured) -> No
             for client in (anonymous, wrong):
                 refused = client.request(method, f"{base}{target}", json=body)
                 assert (refused.status_code, refused.content) == (401, UNAUTHORIZED), (method, target)
-                assert (
-                    refused.headers["content-type"] == "application/json" and "www-authenticate" not in refused.headers
-                )
+                assert refused.headers["content-type"] == "application/json"
+                # Connect's API asks for nothing; the console's pages ask a browser for credentials.
+                challenge = refused.headers.get("www-authenticate")
+                assert challenge == (CHALLENGE if target.startswith("/ui") else None), (target, challenge)
             answer = good.request(method, f"{base}{target}", json=body)
             if method == "GET":
                 assert answer.status_code == 200, (method, target, answer.text)
@@ -360,9 +350,9 @@ class _Page(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def test_a_page_on_another_origin_cannot_create_a_connector_with_a_text_plain_post(plain: RunningWorker) -> None:
-    from playwright.sync_api import sync_playwright
-
+def test_a_page_on_another_origin_cannot_create_a_connector_with_a_text_plain_post(
+    plain: RunningWorker, browser: Any
+) -> None:
     name = unique("csrf")
     body = {"name": name, "config": {"connector.class": "datagen", "topic": unique("csrf"), "records.per.second": "1"}}
     # A fetch that needs no CORS preflight: text/plain, no custom header. The promise resolves only when an
@@ -375,16 +365,13 @@ def test_a_page_on_another_origin_cannot_create_a_connector_with_a_text_plain_po
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Page)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        with tempfile.TemporaryDirectory() as profile, sync_playwright() as playwright:
-            browser = playwright.chromium.launch_persistent_context(
-                profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS
-            )
-            try:
-                page = browser.new_page()
-                page.goto(f"http://127.0.0.1:{server.server_address[1]}/")
-                assert page.evaluate("window.outcome") == "answered opaque"
-            finally:
-                browser.close()
+        context = browser.new_context()
+        try:
+            page = context.new_page()
+            page.goto(f"http://127.0.0.1:{server.server_address[1]}/")
+            assert page.evaluate("window.outcome") == "answered opaque"
+        finally:
+            context.close()
     finally:
         server.shutdown()
     assert name not in connector_names(plain.url)

@@ -15,6 +15,7 @@ import pytest
 import sparklink
 from sparklink.api.connector import ConnectorContext, Offset, Partition
 from sparklink.api.errors import BadRequestError, NotFoundError
+from sparklink.api.metrics import MetricGroup
 from sparklink.api.states import State, TargetState
 from sparklink.api.task_config import CONNECTOR_CLASS, TASK_CLASS, TASK_COUNT
 from sparklink.worker.config import WorkerConfig
@@ -107,6 +108,11 @@ class TwinWorker:
 
     def task_counters(self) -> list[Counters]:
         return [Counters(c, t) for c, t in sorted(self.tasks)]
+
+    def metric_groups(self, owned: Sequence[tuple[str, int, Mapping[str, str]]]) -> list[MetricGroup]:
+        """Measures nothing; notes which tasks the herder said it owns."""
+        self.owned = list(owned)
+        return []
 
     def close(self) -> None:
         self.tasks.clear()

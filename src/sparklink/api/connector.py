@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from sparklink.api.config import ConfigDef
+from sparklink.api.metrics import MetricGroup
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -125,6 +126,12 @@ class Task(ABC):
         from sparklink import __version__
 
         return __version__
+
+    def metrics(self, ctx: TaskContext) -> list[MetricGroup]:
+        """Metric groups the task measures itself (Connect's plugin metrics, MirrorMaker's per-partition
+        groups), read when the worker's /metrics is scraped, beside the runtime's groups of the task.
+        Keep it cheap: nothing should be computed until this is asked."""
+        return []
 
 
 class SourceTask(Task):

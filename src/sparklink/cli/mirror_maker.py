@@ -39,10 +39,12 @@ def run_mirror_maker(
     """
     from sparklink.api.errors import ConnectError
     from sparklink.connectors.mirror.maker import CONNECTORS, MirrorMakerConfig
+    from sparklink.worker import log_context
     from sparklink.worker.assembly import start_worker
     from sparklink.worker.config import WorkerConfig
 
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    log_context.install()  # every line a task causes carries its `[name|task-0] ` context
+    logging.basicConfig(level=log_level.upper(), format=log_context.LOG_FORMAT)
     logging.getLogger("py4j").setLevel(logging.WARNING)
     config = MirrorMakerConfig.load(properties)
     flows = [f for f in config.flows() if not clusters or f.target in clusters]

@@ -48,9 +48,11 @@ def run_worker(
     A group of three on one Spark cluster (one command per machine; any worker answers REST):
     sparklink worker -b kafka:9092 --group-id etl --spark-master spark://spark:7077 --port 8083
     """
+    from sparklink.worker import log_context
     from sparklink.worker.assembly import start_worker
 
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    log_context.install()  # every line a task causes carries its `[name|task-0] ` context
+    logging.basicConfig(level=log_level.upper(), format=log_context.LOG_FORMAT)
     logging.getLogger("py4j").setLevel(logging.WARNING)
     overrides = {
         "bootstrap.servers": bootstrap_servers,

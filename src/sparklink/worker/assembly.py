@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from confluent_kafka.admin import AdminClient
 
 from sparklink.clients.settings import client_config
+from sparklink.worker import log_context
 from sparklink.worker.config import WorkerConfig
 from sparklink.worker.execution.tasks import TaskRuns
 from sparklink.worker.execution.worker import Worker
@@ -128,6 +129,7 @@ def start_worker(
     """
     from sparklink.worker.execution.spark import build_session, stop_session
 
+    log_context.install()
     rest = RestServer(RestSecurity.of(config, os.environ if environ is None else environ))
     config = rest.bound(config)
     rest.start(timeout)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,7 @@ from confluent_kafka.admin import AdminClient
 
 from sparklink.api.config import ConfigDef
 from sparklink.api.connector import Offset, Partition, SourceConnector, SourceTask, TaskContext
+from sparklink.api.metrics import MIRROR_DOMAIN, MetricGroup, Window
 from sparklink.connectors.mirror import admin, offsets
 from sparklink.connectors.mirror.config import (
     CHECKPOINT_DEF,
@@ -182,6 +184,7 @@ class MirrorCheckpointTask(SourceTask):
         from sparklink.connectors.mirror.checkpoint_reader import NAME, CheckpointDataSource
 
         self.settings = MirrorSettings.parse(CHECKPOINT_DEF, ctx.config)
+        self.latency: dict[tuple[str, str, int], Window] = {}
         ctx.use_data_source(CheckpointDataSource)
         return ctx.spark.readStream.format(NAME).option("config", json.dumps(ctx.config)).load()
 
@@ -193,11 +196,43 @@ class MirrorCheckpointTask(SourceTask):
         return {**producer, **super().producer_config(ctx)}
 
     def batch_offsets(self, batch: DataFrame) -> list[tuple[Partition, Offset]]:
-        rows = batch.select("group", "ck_topic", "ck_partition").distinct().collect()
+        """Called once the batch's checkpoints are written: MM2's offsets, and each checkpoint's
+        latency (written now, made when its row was: MirrorCheckpointTask.commitRecord)."""
+        from pyspark.sql import functions as F
+
+        rows = batch.groupBy("group", "ck_topic", "ck_partition").agg(F.max("created_ms").alias("created")).collect()
+        now = time.time() * 1000
+        for r in rows:
+            key = (str(r["group"]), str(r["ck_topic"]), int(r["ck_partition"]))
+            self.latency.setdefault(key, Window()).record(now - float(r["created"]))
         return [
             (offsets.checkpoint_partition(r["group"], r["ck_topic"], int(r["ck_partition"])), {"offset": 0})
             for r in rows
         ]
+
+    def metrics(self, ctx: TaskContext) -> list[MetricGroup]:
+        """MM2's `MirrorCheckpointConnector` group per group and (target-side) topic-partition."""
+        settings = getattr(self, "settings", None)
+        if settings is None:
+            return []
+        out = []
+        for (group, topic, partition), window in list(self.latency.items()):
+            low, high, mean = window.read() or (float("nan"),) * 3  # Kafka's NaN with no sample in the window
+            values = {
+                "checkpoint-latency-ms": window.last or 0.0,
+                "checkpoint-latency-ms-min": low,
+                "checkpoint-latency-ms-max": high,
+                "checkpoint-latency-ms-avg": mean,
+            }
+            tags = (
+                ("source", settings.source),
+                ("target", settings.target),
+                ("group", group),
+                ("topic", topic),
+                ("partition", str(partition)),
+            )
+            out.append(MetricGroup(MIRROR_DOMAIN, "MirrorCheckpointConnector", tags, values))
+        return out
 
 
 MirrorCheckpointConnector.task_class = MirrorCheckpointTask

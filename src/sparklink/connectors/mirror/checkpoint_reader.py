@@ -50,8 +50,13 @@ from sparklink.connectors.mirror.sync_store import CheckpointStore, OffsetSyncSt
 log = logging.getLogger(__name__)
 
 NAME = "sparklink_mirror_checkpoints"
-SCHEMA = "topic string, key binary, value binary, partition int, `group` string, ck_topic string, ck_partition int"
-Row = tuple[str, bytes, bytes, int, str, str, int]
+SCHEMA = (
+    "topic string, key binary, value binary, partition int, `group` string, ck_topic string, ck_partition int,"
+    " created_ms long"
+)
+"""The Kafka columns, the checkpoint's group and partition (its source offsets), and when it was made
+(MM2's record timestamp, from which the task measures `checkpoint-latency-ms`)."""
+Row = tuple[str, bytes, bytes, int, str, str, int, int]
 TIMEOUT_S = 30.0
 NOT_AUTHORIZED = {KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED}
 """Errors reading the checkpoints topic that degrade translation instead of being retried (as in MM2)."""
@@ -246,9 +251,10 @@ class CheckpointStreamReader(DataSourceStreamReader):  # type: ignore[misc]
             return start
         topic = self.engine.settings.checkpoints_topic()
         rows: list[Row] = []
+        created = int(time.time() * 1000)
         for cp in checkpoints:
             key, value = formats.encode_checkpoint(cp)
-            rows.append((topic, key, value, 0, cp.group, cp.topic, cp.partition))
+            rows.append((topic, key, value, 0, cp.group, cp.topic, cp.partition, created))
         batch = int(start["batch"]) + 1
         self.pending[batch] = rows
         return {"batch": batch}

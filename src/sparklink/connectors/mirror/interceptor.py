@@ -116,3 +116,33 @@ def acknowledged(spark: SparkSession, registry: str, wait_s: float, forget: bool
     if forget:
         registry_class.forget(registry)
     return Acknowledged(positions, records)
+
+
+MIRROR_VALUES = (
+    "record-count",
+    "record-rate",
+    "byte-count",
+    "byte-rate",
+    "record-age-ms",
+    "record-age-ms-min",
+    "record-age-ms-max",
+    "record-age-ms-avg",
+    "replication-latency-ms",
+    "replication-latency-ms-min",
+    "replication-latency-ms-max",
+    "replication-latency-ms-avg",
+)
+"""MM2's MirrorSourceMetrics values, in the order `MirrorMetrics.snapshot` gives them."""
+
+
+def mirror_metrics(spark: SparkSession, registry: str) -> list[tuple[str, int, dict[str, float]]]:
+    """MM2's per-partition values of one run, measured by its producer's `OffsetSyncInterceptor`
+    (jvm/interceptor/MirrorMetrics.java): (target topic, partition, values) for each partition it has
+    sent to. [] when nothing registered under the key (a Spark cluster's executors hold the producers)."""
+    text = str(spark._jvm.io.sparklink.mirror.MirrorMetrics.snapshot(registry))  # type: ignore[union-attr]
+    out = []
+    for line in text.splitlines():
+        topic, partition, *values = line.split("\t")
+        if len(values) == len(MIRROR_VALUES):
+            out.append((topic, int(partition), {k: float(v) for k, v in zip(MIRROR_VALUES, values, strict=True)}))
+    return out

@@ -27,6 +27,7 @@ from confluent_kafka.admin import AdminClient
 from sparklink.api.config import ConfigDef
 from sparklink.api.connector import Offset, Partition, SourceConnector, SourceTask, TaskContext
 from sparklink.api.direct import DirectSource
+from sparklink.api.metrics import MIRROR_DOMAIN, MetricGroup
 from sparklink.api.task_config import MAX_RECORDS_PER_BATCH, MICRO_BATCH_FETCH_WAIT_MS
 from sparklink.connectors.mirror import admin, interceptor, offsets
 from sparklink.connectors.mirror.config import (
@@ -333,6 +334,23 @@ class MirrorSourceTask(SourceTask, DirectSource):
             if reached > self._start.get((topic, partition), 0):
                 out.append((offsets.source_partition(self.settings.source, topic, partition), {"offset": reached - 1}))
         return out
+
+    def metrics(self, ctx: TaskContext) -> list[MetricGroup]:
+        """MM2's `MirrorSourceConnector` group per target topic-partition. Written by Spark's Kafka sink,
+        the task's producer measures each record in the JVM (interceptor.mirror_metrics); on the batch
+        path (records through transforms) it does not, and there is nothing to report."""
+        if not ctx.direct or getattr(self, "settings", None) is None:
+            return []
+        s = self.settings
+        return [
+            MetricGroup(
+                MIRROR_DOMAIN,
+                "MirrorSourceConnector",
+                (("source", s.source), ("target", s.target), ("topic", topic), ("partition", str(partition))),
+                values,
+            )
+            for topic, partition, values in interceptor.mirror_metrics(ctx.spark, self.registry)
+        ]
 
     def realtime_slots(self, ctx: TaskContext) -> int | None:
         return len(decode_partitions(ctx.config.get(TASK_PARTITIONS, ""))) or None

@@ -38,6 +38,7 @@ from sparklink.operator.model.resources import (
     KAFKA_NODE_POOL,
     PLURALS,
     Key,
+    Resource,
 )
 from sparklink.operator.reconcile import kafka, kafka_connect, kafka_connector, kafka_node_pool, mirror_maker_2
 from sparklink.operator.reconcile.context import Deps, ReconcileResult
@@ -192,13 +193,13 @@ class Operator:
                 self.queue.done(key)
 
     def reconcile(self, key: Key) -> ReconcileResult | None:
-        labels = (key.kind, key.namespace)
-        self.metrics.reconciliations.labels(*labels).inc()
+        metrics = self.metrics
+        metrics.reconciliations.labels(*metrics.labels(key.kind, key.namespace)).inc()
         started = time.monotonic()
         try:
             result = RECONCILERS[key.kind](self.deps, key)
         except Exception as exc:
-            self.metrics.failures.labels(*labels).inc()
+            metrics.reconciled(key.kind, key.namespace, time.monotonic() - started, ok=False)
             log.warning(
                 "%s: reconcile failed, retrying in %.0fs: %s",
                 key,
@@ -208,10 +209,8 @@ class Operator:
             )
             self.queue.add(key, ERROR_RETRY_SECONDS)
             return None
-        finally:
-            self.metrics.duration.labels(key.kind).observe(time.monotonic() - started)
-        if result.failed:
-            self.metrics.failures.labels(*labels).inc()
+        # A reconcile that ends NotReady failed, as Strimzi counts it.
+        metrics.reconciled(key.kind, key.namespace, time.monotonic() - started, ok=not result.failed)
         for other in result.also:
             self.queue.add(other)
         if result.requeue_after is not None:
@@ -221,7 +220,7 @@ class Operator:
     def _periodic(self) -> None:
         while not self._stop.wait(self.config.full_reconcile_interval):
             try:
-                keys = self.all_keys()
+                keys = self.all_keys(count=True)
             except Exception as exc:
                 log.warning("full reconcile could not list resources: %s", exc)
                 continue
@@ -229,6 +228,23 @@ class Operator:
             for key in keys:
                 self.queue.add(key)
 
-    def all_keys(self) -> list[Key]:
+    def all_keys(self, count: bool = False) -> list[Key]:
+        """Every resource the operator watches; with `count`, each kind's resources (and paused ones) per
+        namespace are counted for the metrics, as Strimzi's periodic reconciliation counts them."""
         scopes: list[str | None] = list(self.config.namespaces) or [None]
-        return [r.key for kind in PLURALS for ns in scopes for r in self.store.list(kind, ns)]
+        keys = []
+        for kind in PLURALS:
+            for ns in scopes:
+                found = self.store.list(kind, ns)
+                keys += [r.key for r in found]
+                if count:
+                    self._count(kind, ns, found)
+        return keys
+
+    def _count(self, kind: str, scope: str | None, found: list[Resource]) -> None:
+        by_namespace: dict[str, list[Resource]] = {ns: [] for ns in ([scope] if scope is not None else [])}
+        for resource in found:
+            by_namespace.setdefault(resource.namespace, []).append(resource)
+        for namespace, resources in by_namespace.items():
+            paused = sum(1 for r in resources if r.annotations.get(kafka_connector.PAUSE_RECONCILIATION) == "true")
+            self.metrics.counted(kind, namespace, len(resources), paused)

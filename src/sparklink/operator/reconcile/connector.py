@@ -212,7 +212,8 @@ class ConnectorReconciler:
                     out.check_at(self.backoff.next_restart_due(previous))
                 return
             restarted = self.backoff.incremented(previous, now)
-            self.metrics.auto_restarts.labels(job.owner.kind, job.owner.namespace).inc()
+            # Strimzi counts every auto-restart, MirrorMaker 2's included, under kind KafkaConnector.
+            self.metrics.auto_restarts.labels(*self.metrics.labels("KafkaConnector", job.owner.namespace)).inc()
             _log(job, "info", "auto restarting connector %s (restart %d)", name, restarted.count)
             try:
                 client.restart(name, include_tasks=True, only_failed=True)

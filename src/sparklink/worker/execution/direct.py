@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparklink.api.connector import Offset, Partition
 from sparklink.api.direct import DirectSource
+from sparklink.worker import log_context
 from sparklink.worker.execution.running import RunningTask, remember_callback_connection
 from sparklink.worker.storage.offsets import OffsetStore
 
@@ -107,6 +108,7 @@ class _Pending:
     rows: int = 0  # rows of the batches not yet applied
     batches: int = 0
     written: list[tuple[Partition, Offset]] | None = None  # DirectSource.written_offsets: wins
+    took_ms: float = 0.0  # the longest of its batches (the progress's triggerExecution)
 
 
 class ProgressOffsets:
@@ -231,6 +233,10 @@ class ProgressOffsets:
     def _store(self, pending: _Pending) -> None:
         account = pending.account
         run, source = account.run, account.source
+        with log_context.task_context(run.connector, run.task_id):
+            self._store_in_context(pending, account, run, source)
+
+    def _store_in_context(self, pending: _Pending, account: _Account, run: RunningTask, source: DirectSource) -> None:
         try:
             reached: list[tuple[Partition, Offset | None]] = []
             if pending.end is not None:
@@ -242,7 +248,13 @@ class ProgressOffsets:
             stored = account.stored
             changed = [(p, o) for p, o in reached if stored.get(json.dumps(p, sort_keys=True)) != o]
             if changed:
-                self.offsets.put(run.connector, changed)
+                started = time.monotonic()
+                try:
+                    self.offsets.put(run.connector, changed)
+                except Exception:
+                    run.measures.committed((time.monotonic() - started) * 1000, ok=False)
+                    raise
+                run.measures.committed((time.monotonic() - started) * 1000)
                 for p, o in changed:
                     stored[json.dumps(p, sort_keys=True)] = o
             # Progress counts a batch's rows at its end; a real-time task's producer counts each record as
@@ -252,6 +264,10 @@ class ProgressOffsets:
             if pending.rows or records > run.records:
                 # Each time, as the batch path does: a topics reset (KIP-558) clears what was recorded.
                 run.events.topics_seen(run.connector, run.task_id, account.topics)
+            if records > run.records:
+                # What this run wrote since the last store: one batch of Connect's sensors (a real-time
+                # run's records arrive here every offset.flush.interval.ms, between its batch ends).
+                run.measures.batch(records - run.records, records - run.records, pending.took_ms)
             run.records = max(run.records, records)
             run.batches += pending.batches
         except Exception:
@@ -287,3 +303,6 @@ def _merge(pending: _Pending, progress: Mapping[str, Any] | None, count: bool = 
     rows = rows if count else 0
     pending.rows += rows
     pending.batches += 1 if rows else 0
+    took = (progress.get("durationMs") or {}).get("triggerExecution")
+    if rows and isinstance(took, int | float):
+        pending.took_ms = max(pending.took_ms, float(took))

@@ -49,7 +49,7 @@ class DirectRun(TaskRun):
         try:
             stream = self.source.stream(self.ctx)
             topics = self.source.topics(self.ctx)
-            producer = self.source.producer_config(self.ctx)
+            producer = kafka_io.task_producer(self.source.producer_config(self.ctx), self.connector, self.task_id)
             # Converters go into the streaming plan (records already in Kafka form pass as they are).
             records = self.pipeline.run(stream).records
             name = query_name(self.connector, self.task_id)
@@ -93,6 +93,14 @@ class DirectRun(TaskRun):
         else:
             writer = writer.trigger(processingTime=triggers.interval)
         return writer.start()
+
+    def _kind_values(self) -> tuple[str, str, int, dict[str, float]]:
+        # Counted from its query's progress and its producer's acknowledgements (direct.ProgressOffsets).
+        return "source-task-metrics", self.connector, self.task_id, self.measures.source_values()
+
+    def trigger(self) -> str:
+        triggers = self.services.triggers
+        return f"RealTime({triggers.realtime_batch})" if self.ctx.realtime else f"ProcessingTime({triggers.interval})"
 
     def _finish_batches(self, grace: float) -> None:
         """Stop between batches if the batch in hand ends within the grace (real-time mode never is

@@ -26,6 +26,13 @@ log = logging.getLogger(__name__)
 KAFKA_COLUMNS = ("topic", "key", "value", "headers", "partition")
 
 
+def task_producer(producer: Mapping[str, str], connector: str, task_id: int) -> dict[str, str]:
+    """A source task's producer settings with Connect's client id, `connector-producer-<name>-<task>`,
+    unless the task set one: its producer's metrics (MBeans) carry it, and Strimzi's dashboards find a
+    task's producer by it."""
+    return {"client.id": f"connector-producer-{connector}-{task_id}", **producer}
+
+
 def write_records(batch: DataFrame, bootstrap_servers: str, producer: dict[str, str] | None = None) -> int:
     """Write a batch's Kafka columns with Spark's Kafka writer; return how many records it held.
 

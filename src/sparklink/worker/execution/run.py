@@ -6,6 +6,10 @@ per batch) and `SinkRun` (sink_run.py: a batch function per micro-batch read fro
 registry (tasks.py) has a run built (factory.py), starts it and later stops it; a run never starts
 itself again: a restart, after a transient start failure or a change of its partition share, is a
 fresh run built from `fresh_start()`. A new kind of task is one more subclass.
+
+A run measures itself as it goes (`measures`, task_metrics.py) and answers with Connect's task-level
+metric groups when /metrics is scraped (`metric_groups`); each batch function call logs with the task's
+context (log_context.py).
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sparklink.api.connector import Task
+from sparklink.api.metrics import MetricGroup
+from sparklink.worker import log_context
+from sparklink.worker.execution import task_metrics
 from sparklink.worker.execution.running import (
     RunningTask,
     close_callback_connection,
@@ -36,6 +43,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TopicPartition = tuple[str, int]
+TOLERANCE_EXCEEDED = "Tolerance exceeded in error handler"
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,32 @@ class TaskRun(RunningTask, ABC):
         """This run's share of `partitions` (of `share_topics`) if it differs from the one it runs with."""
         return None
 
+    def metric_groups(self) -> list[MetricGroup]:
+        """Connect's task-level groups of this run (`connector-task-metrics` but its status, which the
+        herder knows, `task-error-metrics` and its kind's group), the task's own and Spark's side."""
+        connector, task_id = self.connector, self.task_id
+        groups = [
+            task_metrics.task_group("connector-task-metrics", connector, task_id, self.measures.task_values()),
+            task_metrics.task_group("task-error-metrics", connector, task_id, self.pipeline.error_counts.values()),
+            task_metrics.task_group(*self._kind_values()),
+            task_metrics.spark_group(
+                connector, task_id, self.query, self.trigger(), task_metrics.spark_ui(self.services.spark)
+            ),
+        ]
+        try:
+            groups += self.task.metrics(self.ctx)
+        except Exception:  # a plugin's metrics never fail the scrape
+            log.debug("metrics of task %s-%d", connector, task_id, exc_info=True)
+        return groups
+
+    @abstractmethod
+    def _kind_values(self) -> tuple[str, str, int, dict[str, float]]:
+        """(group, connector, task, values) of the run's kind: `source-task-metrics` or `sink-task-metrics`."""
+
+    def trigger(self) -> str:
+        """The query's trigger, as Spark names it."""
+        return f"ProcessingTime({self.services.triggers.interval})"
+
     def _finish_batches(self, grace: float) -> None:
         """Let no batch begin and give the one in hand `grace` seconds (see `_start_batches`)."""
         if not self.stop_batches(grace):
@@ -126,8 +160,14 @@ class TaskRun(RunningTask, ABC):
             if not self.begin_batch():
                 return
             try:
-                with remember_error(self):
-                    body(batch, batch_id)
+                with log_context.task_context(self.connector, self.task_id), remember_error(self):
+                    try:
+                        body(batch, batch_id)
+                    except Exception as exc:
+                        if TOLERANCE_EXCEEDED in str(exc):
+                            # errors.tolerance=none: the record that failed fails the task (Connect counts it).
+                            self.pipeline.error_counts.failed(1, skipped=False)
+                        raise
             finally:
                 self.end_batch()
 

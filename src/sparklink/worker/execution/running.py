@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from sparklink.api.connector import Task, TaskContext
 from sparklink.api.task_config import TaskSettings
+from sparklink.worker.execution.task_metrics import RunMeasures
 from sparklink.worker.task_events import TaskEvents
 
 if TYPE_CHECKING:
@@ -55,6 +56,8 @@ class RunningTask:
     callback: object | None = None
     """The Py4J connection its query's stream thread calls Python through (`remember_callback_connection`)."""
     callback_noted: bool = False
+    measures: RunMeasures = field(default_factory=RunMeasures)
+    """What the run measured of itself, for Connect's task-level metric groups (task_metrics.py)."""
     _in_batch: int = 0
     _batch_done: threading.Condition = field(default_factory=threading.Condition, repr=False)
 

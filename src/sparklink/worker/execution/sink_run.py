@@ -11,6 +11,7 @@ starts a fresh run for it.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -86,19 +87,39 @@ class SinkRun(TaskRun):
         if cached:
             batch.persist()
         outcome: Outcome | None = None
+        counts = pipeline.error_counts
+        self.measures.reading(covered.offsets)
         try:
             outcome = pipeline.run(batch)
             # Records that failed conversion or a transform (errors.tolerance=all) go to the dead
             # letter queue before the batch's offsets are committed.
+            skipped = counts.records_skipped
             dead = pipeline.dead_letters(outcome, bootstrap, {})
+            skipped = counts.records_skipped - skipped
             if dead is not None:
-                kafka_io.write_records(dead, bootstrap, task_producer_config(self.ctx.config))
+                try:
+                    kafka_io.write_records(dead, bootstrap, task_producer_config(self.ctx.config))
+                except Exception:
+                    counts.dead_letters(skipped, failed=True)
+                    raise
+                counts.dead_letters(skipped, failed=False)
             records = outcome.records
+            started = time.monotonic()
             record_errors.retrying(
-                pipeline.policy, lambda: self.sink.write_batch(records, batch_id, self.ctx), lambda: self.stopping
+                pipeline.policy,
+                lambda: self.sink.write_batch(records, batch_id, self.ctx),
+                lambda: self.stopping,
+                counts,
             )
+            self.measures.batch(covered.offsets, covered.offsets - skipped, (time.monotonic() - started) * 1000)
             moved = {tp: end for tp, end in covered.end.items() if end != covered.start.get(tp)}
-            self.services.group_offsets.commit(self.group, moved)
+            started = time.monotonic()
+            try:
+                self.services.group_offsets.commit(self.group, moved)
+            except Exception:
+                self.measures.committed((time.monotonic() - started) * 1000, ok=False)
+                raise
+            self.measures.committed((time.monotonic() - started) * 1000)
             self.events.topics_seen(self.connector, self.task_id, sorted({t for t, _ in moved}))
             self.records += covered.offsets
             self.batches += 1
@@ -107,6 +128,13 @@ class SinkRun(TaskRun):
                 outcome.release()
             if cached:
                 batch.unpersist()
+
+    def _kind_values(self) -> tuple[str, str, int, dict[str, float]]:
+        """`sink-task-metrics` but the lag, which the worker reads from Kafka for every sink task it owns."""
+        return "sink-task-metrics", self.connector, self.task_id, self.measures.sink_values(len(self.assigned))
+
+    def trigger(self) -> str:
+        return f"ProcessingTime({kafka_io.SINK_TRIGGER})"
 
     def _release(self) -> None:
         self.sink.stop()

@@ -10,10 +10,12 @@ run as direct_run.DirectRun instead.
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from sparklink.api.connector import RECORDS_METRIC, SourceTask
+from sparklink.api.connector import RECORDS_METRIC, Offset, Partition, SourceTask
 from sparklink.worker.execution import kafka_io
 from sparklink.worker.execution.run import TaskRun, converts_only
 from sparklink.worker.transforms import errors as record_errors
@@ -37,7 +39,7 @@ class SourceRun(TaskRun):
     def start(self) -> StreamingQuery:
         stream = self.source.stream(self.ctx)
         self.known_topics = self.source.topics(self.ctx)
-        self.producer = self.source.producer_config(self.ctx)
+        self.producer = kafka_io.task_producer(self.source.producer_config(self.ctx), self.connector, self.task_id)
         return self._start_batches(stream, self._commit)
 
     def _commit(self, batch: DataFrame, batch_id: int) -> None:
@@ -55,8 +57,9 @@ class SourceRun(TaskRun):
         counted, written and aggregated: three jobs.
         """
         pipeline, bootstrap = self.pipeline, self.services.bootstrap_servers
+        started = time.monotonic()
         metrics = self.source.batch_metrics() if converts_only(pipeline) else None
-        if metrics is not None and self._observed(batch, batch_id, metrics):
+        if metrics is not None and self._observed(batch, batch_id, metrics, started):
             return
         outcome = pipeline.run(batch)
         batch.persist()
@@ -64,15 +67,19 @@ class SourceRun(TaskRun):
             records = outcome.records
             # Converter and transform failures tolerated by errors.tolerance=all are logged and skipped
             # (Connect has no dead letter queue for sources); their offsets still count as done.
+            skipped = pipeline.error_counts.records_skipped
             pipeline.dead_letters(outcome, bootstrap, {})
+            skipped = pipeline.error_counts.records_skipped - skipped
             count = record_errors.retrying(
                 pipeline.policy,
                 lambda: kafka_io.write_records(records, bootstrap, self.producer),
                 lambda: self.stopping,
+                pipeline.error_counts,
             )
             if count == 0 and (records is batch or batch.isEmpty()):
                 return
-            self.services.offsets.put(self.connector, list(self.source.batch_offsets(batch)))
+            self._store_offsets(self.source.batch_offsets(batch))
+            self.measures.batch(count + skipped, count, (time.monotonic() - started) * 1000)
             if count == 0:
                 return
             # Transforms may route records to other topics; without any, the task's own list holds.
@@ -85,7 +92,20 @@ class SourceRun(TaskRun):
             outcome.release()
             batch.unpersist()
 
-    def _observed(self, batch: DataFrame, batch_id: int, metrics: dict[str, Column]) -> bool:
+    def _store_offsets(self, offsets: Iterable[tuple[Partition, Offset]]) -> None:
+        """Record the batch's source offsets (Connect's offset commit, timed as one)."""
+        started = time.monotonic()
+        try:
+            self.services.offsets.put(self.connector, list(offsets))
+        except Exception:
+            self.measures.committed((time.monotonic() - started) * 1000, ok=False)
+            raise
+        self.measures.committed((time.monotonic() - started) * 1000)
+
+    def _kind_values(self) -> tuple[str, str, int, dict[str, float]]:
+        return "source-task-metrics", self.connector, self.task_id, self.measures.source_values()
+
+    def _observed(self, batch: DataFrame, batch_id: int, metrics: dict[str, Column], started: float) -> bool:
         """`_commit` in one pass; False (nothing written) when the session cannot observe writes."""
         pipeline = self.pipeline
 
@@ -103,7 +123,8 @@ class SourceRun(TaskRun):
         count = int(observed[RECORDS_METRIC] or 0)
         if count == 0:
             return True
-        self.services.offsets.put(self.connector, list(self.source.observed_offsets(observed)))
+        self._store_offsets(self.source.observed_offsets(observed))
+        self.measures.batch(count, count, (time.monotonic() - started) * 1000)
         topics = self.known_topics if self.known_topics else _topics(batch)
         self.events.topics_seen(self.connector, self.task_id, topics)
         self.source.batch_written(batch, batch_id, self.ctx)

@@ -92,7 +92,10 @@ def build_session(
         # bench.mirror, 2M x 1 KiB: 120,892 against 99,191 records/s, 8.2 against 10.8 CPU s per 1M,
         # peak RSS 1,373 against 1,839 MiB; bench.sink streamed 217,566 against 199,066 records/s;
         # mirror latency p99 at 5,000 records/s stayed at MM2's (55.6 against 56.5 ms).
-        "spark.driver.extraJavaOptions": f"-XX:+UseParallelGC -Dlog4j2.configurationFile=file:{log4j}",
+        # The context map inheritable: a task's query thread logs the task's context (contexts.py).
+        "spark.driver.extraJavaOptions": (
+            f"-XX:+UseParallelGC -Dlog4j2.configurationFile=file:{log4j} -Dlog4j2.isThreadContextMapInheritable=true"
+        ),
         **(conf or {}),
     }
     _use_local_file_system(settings)

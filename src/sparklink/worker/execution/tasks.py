@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sparklink.api.connector import Task
-from sparklink.worker.execution import kafka_io, restarts
+from sparklink.worker import log_context
+from sparklink.worker.execution import contexts, kafka_io, restarts
 from sparklink.worker.execution.direct import ProgressOffsets, RealtimeSlots
 from sparklink.worker.execution.factory import RunFactory
 from sparklink.worker.execution.listener import QueryListener
@@ -125,8 +126,9 @@ class TaskRuns:
 
     def _start(self, connector: str, start: TaskStart, retries: int = 0) -> None:
         self._stop(connector, start.task_id)
-        run = self.factory.build(connector, start, retries)
-        query = run.start()
+        with contexts.starting_query(self.services.spark, connector, start.task_id):
+            run = self.factory.build(connector, start, retries)
+            query = run.start()
         with self._lock:
             run.query = query
             self._runs[run.key] = run
@@ -137,7 +139,8 @@ class TaskRuns:
                 early = self._early_exits.pop(str(query.id), None)
         if query is not None and early is not None:
             self._on_terminated(str(query.id), early)
-        log.info("started task %s-%d (query %s)", connector, start.task_id, query.id if query else "idle")
+        with log_context.task_context(connector, start.task_id):
+            log.info("started task %s-%d (query %s)", connector, start.task_id, query.id if query else "idle")
 
     def stop_task(self, connector: str, task_id: int) -> None:
         """Stop the task's query (waiting for the current batch) and drop its scratch checkpoint."""
@@ -159,8 +162,9 @@ class TaskRuns:
         if run is None:
             return
         # Its entry in _by_query goes when the termination event arrives (marked as stopping).
-        run.stop()
-        log.info("stopped task %s-%d", connector, task_id)
+        with log_context.task_context(connector, task_id):
+            run.stop()
+            log.info("stopped task %s-%d", connector, task_id)
 
     def stop_all(self) -> None:
         with self._lock:
@@ -199,7 +203,7 @@ class TaskRuns:
     # ------------------------------------------------------------------ what happens to runs
     def _reshare(self, run: TaskRun, share: list[TopicPartition]) -> None:
         """A fresh run for a task whose share of partitions changed (its committed offsets make this safe)."""
-        with self._control:
+        with self._control, log_context.task_context(run.connector, run.task_id):
             if self._runs.get(run.key) is not run or run.stopping:
                 return  # stopped or replaced meanwhile
             log.info("task %s-%d: partitions changed to %s; restarting its query", run.connector, run.task_id, share)
@@ -218,6 +222,11 @@ class TaskRuns:
         if run.stopping or not exception or run.reported:
             return
         run.reported = True
+        with log_context.task_context(run.connector, run.task_id):
+            self._decide(run, exception)
+
+    def _decide(self, run: TaskRun, exception: str) -> None:
+        """A task's query ended with `exception`: restart it (a transient start failure) or report it FAILED."""
         # The Python traceback from inside the batch names the real cause; Spark's own text wraps it
         # in Py4J frames. Keep both: cause first.
         trace = f"{run.error}\nCaused by query termination:\n{exception}" if run.error else exception
@@ -242,7 +251,7 @@ class TaskRuns:
     def _restart(self, run: TaskRun, attempt: int) -> None:
         """Start a fresh run for a task whose query died of a transient start failure, unless the
         task was stopped, replaced or the worker closed meanwhile."""
-        with self._control:
+        with self._control, log_context.task_context(run.connector, run.task_id):
             if self._closed.is_set() or self._runs.get(run.key) is not run or run.stopping:
                 return
             try:

@@ -14,10 +14,14 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from sparklink.api.connector import Connector, ConnectorContext, Offset, Partition
+from sparklink.api.connector import Connector, ConnectorContext, Offset, Partition, SinkTask
 from sparklink.api.errors import BadRequestError, ConnectError
-from sparklink.api.task_config import CONNECTOR_CLASS, TASK_CLASS, TASK_COUNT
+from sparklink.api.metrics import MetricGroup, connect_group
+from sparklink.api.task_config import CONNECTOR_CLASS, TASK_CLASS, TASK_COUNT, TaskSettings, sink_group
+from sparklink.worker import log_context
+from sparklink.worker.execution import jvm_metrics, kafka_io
 from sparklink.worker.execution.run import TaskStart
+from sparklink.worker.execution.task_metrics import SinkLag, task_group
 from sparklink.worker.execution.tasks import TaskRuns
 from sparklink.worker.plugins import Plugins
 from sparklink.worker.task_events import TaskEvents
@@ -33,10 +37,38 @@ class TaskCounters:
     batches: int
 
 
+class Startups:
+    """Connector and task start-ups this worker attempted, and how they ended (connect-worker-metrics)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.counts = {f"{kind}-{outcome}": 0 for kind in ("connector", "task") for outcome in ("success", "failure")}
+
+    def record(self, kind: str, ok: bool, times: int = 1) -> None:
+        with self._lock:
+            self.counts[f"{kind}-{'success' if ok else 'failure'}"] += times
+
+    def values(self) -> dict[str, float]:
+        with self._lock:
+            counts = dict(self.counts)
+        values: dict[str, float] = {}
+        for kind in ("connector", "task"):
+            ok, failed = counts[f"{kind}-success"], counts[f"{kind}-failure"]
+            attempts = ok + failed
+            values[f"{kind}-startup-attempts-total"] = attempts
+            values[f"{kind}-startup-success-total"] = ok
+            values[f"{kind}-startup-failure-total"] = failed
+            values[f"{kind}-startup-success-percentage"] = 100.0 * ok / attempts if attempts else 0.0
+            values[f"{kind}-startup-failure-percentage"] = 100.0 * failed / attempts if attempts else 0.0
+        return values
+
+
 class Worker:
     def __init__(self, plugins: Plugins, tasks: TaskRuns) -> None:
         self.plugins = plugins
         self.tasks = tasks
+        self.startups = Startups()
+        self.lag = SinkLag(tasks.services.bootstrap_servers)
         self._connectors: dict[str, Connector] = {}
         self._lock = threading.Lock()
 
@@ -44,22 +76,29 @@ class Worker:
     def start_connector(self, name: str, config: Mapping[str, str], context: ConnectorContext) -> None:
         """Instantiate and start the connector; raises what its plugin raises."""
         self.stop_connector(name)
-        instance = self.plugins.resolve(config[CONNECTOR_CLASS]).cls()
-        instance.context = context
-        instance.start(config)
-        with self._lock:
-            self._connectors[name] = instance
-        log.info("started connector %s", name)
+        with log_context.connector_context(name):
+            try:
+                instance = self.plugins.resolve(config[CONNECTOR_CLASS]).cls()
+                instance.context = context
+                instance.start(config)
+            except Exception:
+                self.startups.record("connector", ok=False)
+                raise
+            self.startups.record("connector", ok=True)
+            with self._lock:
+                self._connectors[name] = instance
+            log.info("started connector %s", name)
 
     def stop_connector(self, name: str) -> None:
         with self._lock:
             instance = self._connectors.pop(name, None)
         if instance is None:
             return
-        try:
-            instance.stop()
-        except Exception:
-            log.exception("connector %s failed while stopping", name)
+        with log_context.connector_context(name):
+            try:
+                instance.stop()
+            except Exception:
+                log.exception("connector %s failed while stopping", name)
 
     def is_running(self, name: str) -> bool:
         with self._lock:
@@ -106,8 +145,13 @@ class Worker:
         """Start the query of the task class the config names (`task.class`); raises if it cannot be built.
 
         The connector's config carries its converters, transforms and error policy (Connect's Worker#startTask)."""
-        task = self.plugins.task_class(config[TASK_CLASS])()
-        self.tasks.start_task(name, task_id, task, config, events, connector_config)
+        try:
+            task = self.plugins.task_class(config[TASK_CLASS])()
+            self.tasks.start_task(name, task_id, task, config, events, connector_config)
+        except Exception:
+            self.startups.record("task", ok=False)
+            raise
+        self.startups.record("task", ok=True)
 
     def start_tasks(
         self,
@@ -127,7 +171,10 @@ class Worker:
                 failures[task_id] = exc
                 continue
             starts.append(TaskStart(task_id, task, config, events, connector_config))
-        return {**failures, **self.tasks.start_tasks(name, starts)}
+        failures = {**failures, **self.tasks.start_tasks(name, starts)}
+        self.startups.record("task", ok=False, times=len(failures))
+        self.startups.record("task", ok=True, times=len(configs) - len(failures))
+        return failures
 
     def stop_task(self, name: str, task_id: int) -> None:
         self.tasks.stop_task(name, task_id)
@@ -140,6 +187,51 @@ class Worker:
 
     def task_counters(self) -> list[TaskCounters]:
         return [TaskCounters(r.connector, r.task_id, r.records, r.batches) for r in self.tasks.runs()]
+
+    def metric_groups(self, owned: Sequence[tuple[str, int, Mapping[str, str]]]) -> list[MetricGroup]:
+        """What the worker measured, read now: start-ups, each run's groups, the lag of each sink task
+        in `owned` (the tasks the herder assigned here, running or paused), and the Spark JVM's."""
+        groups = [connect_group("connect-worker-metrics", values=self.startups.values())]
+        for run in self.tasks.runs():
+            groups += run.metric_groups()
+        groups += self._lag_groups(owned)
+        groups += jvm_metrics.snapshot(self.tasks.services.spark)
+        return groups
+
+    def _lag_groups(self, owned: Sequence[tuple[str, int, Mapping[str, str]]]) -> list[MetricGroup]:
+        """`sink-record-lag-max` of each owned sink task: the most its partitions are behind (Kafka
+        is asked once per connector)."""
+        sinks: dict[str, list[tuple[int, Mapping[str, str], TaskSettings]]] = {}
+        for connector, task_id, config in owned:
+            try:
+                if not issubclass(self.plugins.task_class(config[TASK_CLASS]), SinkTask):
+                    continue
+                settings = TaskSettings.parse(config)
+            except Exception:  # an unknown or broken task class: its status says so
+                continue
+            sinks.setdefault(connector, []).append((task_id, config, settings))
+        if not sinks:
+            return []
+        topics = sorted({t for tasks in sinks.values() for _, _, settings in tasks for t in settings.topics})
+        try:
+            partitions = self.tasks.services.metadata.partitions(topics)
+        except Exception:  # Kafka did not answer: the next scrape asks again
+            log.debug("reading sink topics' partitions", exc_info=True)
+            return []
+        groups = []
+        for connector, tasks in sinks.items():
+            shares = {
+                task_id: kafka_io.share(partitions, list(settings.topics), task_id, settings.task_count)
+                for task_id, _, settings in tasks
+            }
+            group = sink_group(connector, tasks[0][1])
+            lags = self.lag.lags(group, sorted({tp for share in shares.values() for tp in share}))
+            for task_id, share in shares.items():
+                known = [lags[tp] for tp in share if tp in lags]
+                if known:
+                    values = {"sink-record-lag-max": float(max(known))}
+                    groups.append(task_group("sink-task-metrics", connector, task_id, values))
+        return groups
 
     def close(self) -> None:
         """Stop every task query first (they write through the connectors' clients), then the connectors."""

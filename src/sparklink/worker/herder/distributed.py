@@ -33,7 +33,7 @@ import httpx
 from sparklink.api.errors import BadRequestError, ConnectError, NotAssignedError, NotFoundError, NotLeaderError
 from sparklink.api.states import State, TargetState
 from sparklink.worker.config import WorkerConfig
-from sparklink.worker.herder import offsets, restarts
+from sparklink.worker.herder import metrics, offsets, restarts
 from sparklink.worker.herder.assignor import Work
 from sparklink.worker.herder.group import Assignment, WorkerGroupMember
 from sparklink.worker.herder.herder import StandaloneHerder, Stores
@@ -602,6 +602,18 @@ class DistributedHerder(StandaloneHerder):
 
     def _owner_url(self, connector: str | None = None, task: ConnectorTaskId | None = None) -> str | None:
         return self.member.leader_state.owner_url(connector, task) if self.member else None
+
+    def _membership(self) -> metrics.Membership:
+        member = self.member
+        if member is None:
+            return super()._membership()
+        assignment = member.assignment
+        work = assignment.work if assignment else Work()
+        return metrics.Membership(
+            client_id=member.client_id,
+            rebalances=member.rebalances.snapshot(assignment),
+            assigned=(len(work.connectors), len(work.tasks)),
+        )
 
     def owners(self) -> Mapping[str, Work]:
         """Leader only: each member's URL and what it runs (for tests and the CLI)."""

@@ -10,6 +10,9 @@ Why kafka-python: librdkafka (confluent-kafka) has no custom group protocols; ka
 BaseCoordinator does JoinGroup/SyncGroup/Heartbeat/LeaveGroup with versions negotiated against the
 broker (checked against Kafka 4.3), runs heartbeats on its own IO thread, and leaves only the
 protocol's content to us. Caller: the distributed herder's tick thread (distributed.py).
+
+The member also measures its rebalances (`RebalanceStats`, Connect's connect-worker-rebalance-metrics):
+from the moment it prepares to (re)join to the moment its join completes.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -24,7 +28,9 @@ from typing import Any, Protocol
 from kafka.coordinator.base import BaseCoordinator
 from kafka.net.compat import KafkaNetClient
 
+from sparklink.api.metrics import Window
 from sparklink.worker.herder.assignor import IncrementalCooperativeAssignor, Work
+from sparklink.worker.herder.metrics import Rebalances
 from sparklink.worker.herder.model import ConnectorTaskId
 
 log = logging.getLogger(__name__)
@@ -82,6 +88,46 @@ class LeaderState:
         return None
 
 
+class RebalanceStats:
+    """This member's rebalances: how many completed, how long each took, whether one is under way."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._started: float | None = None
+        self._last_done: float | None = None
+        self._completed = 0
+        self._times = Window()
+
+    def started(self) -> None:
+        with self._lock:
+            if self._started is None:
+                self._started = time.monotonic()
+
+    def completed(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            if self._started is not None:
+                self._times.record((now - self._started) * 1000, now)
+            self._started = None
+            self._last_done = now
+            self._completed += 1
+
+    def snapshot(self, assignment: Assignment | None) -> Rebalances:
+        now = time.monotonic()
+        with self._lock:
+            times = self._times.read(now)
+            return Rebalances(
+                completed=self._completed,
+                epoch=assignment.generation if assignment else 0,
+                rebalancing=self._started is not None,
+                leader=assignment.leader if assignment else "",
+                protocol=PROTOCOL,
+                avg_ms=times[2] if times else None,
+                max_ms=times[1] if times else None,
+                since_last_ms=(now - self._last_done) * 1000 if self._last_done is not None else None,
+            )
+
+
 class _Coordinator(BaseCoordinator):  # type: ignore[misc]
     def __init__(self, member: WorkerGroupMember, client: KafkaNetClient, **config: Any) -> None:
         super().__init__(client, **config)
@@ -95,6 +141,9 @@ class _Coordinator(BaseCoordinator):  # type: ignore[misc]
 
     def _perform_assignment(self, leader_id: str, protocol: str, members: list[Any]) -> dict[str, bytes]:
         return self._member.perform_assignment(leader_id, {m.member_id: m.metadata for m in members})
+
+    async def _on_join_prepare_async(self, generation: int, member_id: str, timeout_ms: int | None = None) -> None:
+        self._member.rebalances.started()
 
     async def _on_join_complete_async(self, generation: int, member_id: str, protocol: str, data: bytes) -> None:
         self._member.join_complete(generation, member_id, data)
@@ -126,7 +175,9 @@ class WorkerGroupMember:
         self._last_completed_generation = -1
         self._rebalance_timeout_ms = rebalance_timeout_ms
         self.leader_state = LeaderState()
-        self._client = KafkaNetClient(bootstrap_servers=bootstrap_servers, client_id=f"sparklink-{group_id}")
+        self.rebalances = RebalanceStats()
+        self.client_id = f"sparklink-{group_id}"
+        self._client = KafkaNetClient(bootstrap_servers=bootstrap_servers, client_id=self.client_id)
         self._client._net.start()
         self._client._manager.bootstrap(30000)
         self._coordinator = _Coordinator(
@@ -260,6 +311,7 @@ class WorkerGroupMember:
             if assignment.error == NO_ERROR:
                 self._assignment = assignment
             self._last_completed_generation = generation
+        self.rebalances.completed()
         log.info(
             "worker %s joined group %s at generation %d (leader %s): %d connectors, %d tasks, %d revoked",
             self.url,

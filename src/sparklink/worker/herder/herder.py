@@ -18,10 +18,11 @@ from typing import TypeVar
 
 from sparklink.api.connector import ConnectorContext
 from sparklink.api.errors import AlreadyExistsError, BadRequestError, NotFoundError
+from sparklink.api.metrics import MetricGroup
 from sparklink.api.states import State, TargetState
 from sparklink.api.task_config import CONNECTOR_CLASS, sink_group
 from sparklink.worker.config import WorkerConfig
-from sparklink.worker.herder import offsets, restarts, validation
+from sparklink.worker.herder import metrics, offsets, restarts, validation
 from sparklink.worker.herder.lifecycle import Lifecycle, trace
 from sparklink.worker.herder.model import (
     ConfigInfos,
@@ -312,6 +313,19 @@ class StandaloneHerder:
 
     def task_metrics(self) -> list[TaskMetrics]:
         return [TaskMetrics(c.connector, c.task, c.records, c.batches) for c in self.worker.task_counters()]
+
+    def metric_groups(self) -> list[MetricGroup]:
+        types = {}
+        for name in self.configs.connectors():
+            config = self.configs.connector_config(name)
+            types[name] = self._type_of(config) if config is not None else "unknown"
+        return metrics.worker_groups(
+            self.configs, self.statuses, self.worker_id, self.worker, self._membership(), types
+        )
+
+    def _membership(self) -> metrics.Membership:
+        """A standalone worker is its own group: never rebalanced, assigned all it runs."""
+        return metrics.Membership(client_id=f"sparklink-{self.config.group_id}")
 
     # ------------------------------------------------------------------ connector context and task events
     def context(self, name: str) -> ConnectorContext:

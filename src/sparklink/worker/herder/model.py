@@ -26,6 +26,7 @@ from pydantic import (
 from pydantic_core import core_schema
 
 from sparklink.api.config import ConfigKey
+from sparklink.api.metrics import MetricGroup
 from sparklink.api.states import State, TargetState
 
 if TYPE_CHECKING:
@@ -277,3 +278,6 @@ class Herder(Protocol):
 
     # metrics
     def task_metrics(self) -> list[TaskMetrics]: ...
+    def metric_groups(self) -> list[MetricGroup]:
+        """Every metric group of this worker, read now (Connect's groups, its tasks', the Spark JVM's)."""
+        ...

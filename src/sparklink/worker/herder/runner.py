@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from sparklink.api.connector import ConnectorContext, Offset, Partition
+from sparklink.api.metrics import MetricGroup
 from sparklink.worker.task_events import TaskEvents
 
 
@@ -65,4 +66,9 @@ class ConnectorRunner(Protocol):
 
     def running(self, name: str, task_id: int) -> bool: ...
     def task_counters(self) -> Sequence[Counters]: ...
+    def metric_groups(self, owned: Sequence[tuple[str, int, Mapping[str, str]]]) -> Sequence[MetricGroup]:
+        """What the runner measured, read now; `owned` are the tasks (connector, id, config) assigned to
+        this worker, running or not (a paused sink task's lag is still read)."""
+        ...
+
     def close(self) -> None: ...

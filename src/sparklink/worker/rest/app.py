@@ -21,6 +21,7 @@ from sparklink import __version__
 from sparklink.worker.herder.model import Herder
 from sparklink.worker.rest import (
     connectors,
+    console,
     deps,
     errors,
     fast_reads,
@@ -78,6 +79,7 @@ def create_app(herder: Herder | None = None, security: settings.RestSecurity | N
     app.include_router(plugins.router)
     app.include_router(loggers.router)
     app.include_router(metrics.router)
+    app.include_router(console.router)
     app.add_middleware(RefuseWritesWhileStarting, herder=lambda: app.state.herder)
     app.add_middleware(forward.KeepBody)
     app.add_middleware(fast_reads.FastReads, herder=lambda: app.state.herder)
@@ -88,7 +90,10 @@ def create_app(herder: Herder | None = None, security: settings.RestSecurity | N
     if security is not None:
         app.add_middleware(guards.ListenerRoutes, admin_listeners=security.admin_listeners)
         if security.authenticator is not None:
-            app.add_middleware(basic_auth.RequireBasicAuth, authenticator=security.authenticator)
+            # The console's pages ask a browser for credentials (the API answers as Connect does, without).
+            app.add_middleware(
+                basic_auth.RequireBasicAuth, authenticator=security.authenticator, challenge=console.is_console
+            )
         if security.cors is not None:
             # Before authentication: a browser's preflight carries no credentials.
             app.add_middleware(

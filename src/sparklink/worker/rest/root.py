@@ -1,14 +1,19 @@
-"""`GET /` (server info) and `GET /health` (KIP-1017)."""
+"""`GET /` (server info) and `GET /health` (KIP-1017).
+
+`GET /` links the web console (console.py): a `Link` header on Connect's JSON answer, and a browser that
+asks for a page (its Accept names text/html, which no Connect client's does) is sent there.
+"""
 
 from __future__ import annotations
 
 import functools
 
-from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse, RedirectResponse
 
 from sparklink import __version__
 from sparklink.worker.herder.model import ServerInfo, WorkerStatus
+from sparklink.worker.rest import console
 from sparklink.worker.rest.deps import HerderDep, current_herder
 from sparklink.worker.rest.responses import answer
 
@@ -16,8 +21,11 @@ router = APIRouter(tags=["root"])
 
 
 @router.get("/", response_model=ServerInfo)
-async def server_info(herder: HerderDep) -> ServerInfo:
-    return ServerInfo(version=__version__, commit=_commit(), kafka_cluster_id=herder.cluster_id)
+async def server_info(request: Request, herder: HerderDep) -> Response:
+    if "text/html" in request.headers.get("accept", ""):
+        return RedirectResponse(console.PATH, status_code=303)
+    info = ServerInfo(version=__version__, commit=_commit(), kafka_cluster_id=herder.cluster_id)
+    return JSONResponse(info.json_body(), headers={"Link": f'<{console.PATH}>; rel="console"; type="text/html"'})
 
 
 @router.get("/health", response_model=WorkerStatus, responses={503: {"model": WorkerStatus}})

@@ -7,12 +7,16 @@ text names its topic, partition and offset); with `all` the failed records are l
 `errors.log.enable` and, for sinks, written to `errors.deadletterqueue.topic.name` with their original
 key, value and headers plus Connect's `__connect.errors.*` context headers when
 `errors.deadletterqueue.context.headers.enable`.
+
+`ErrorCounts` is Connect's `task-error-metrics` group of one task run: the pipeline counts the records it
+split off, the error log and the DLQ writes, `retrying` the retries (read when /metrics is scraped).
 """
 
 from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -30,6 +34,57 @@ log = logging.getLogger(__name__)
 HEADER_PREFIX = "__connect.errors."
 RETRIES_DELAY_MIN_MS = 300
 LOGGED_PER_BATCH = 100
+
+
+class ErrorCounts:
+    """What Connect's RetryWithToleranceOperator and its reporters count for one task run
+    (`task-error-metrics`): each errant record is an error and a failure (sparklink does not retry a
+    record's conversion or transform: it fails the same way again), skipped once tolerated."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.record_errors = 0
+        self.record_failures = 0
+        self.records_skipped = 0
+        self.errors_logged = 0
+        self.dlq_requests = 0
+        self.dlq_failures = 0
+        self.retries = 0
+        self.last_error_ms = 0
+
+    def failed(self, records: int, skipped: bool, logged: int = 0) -> None:
+        with self._lock:
+            self.record_errors += records
+            self.record_failures += records
+            self.records_skipped += records if skipped else 0
+            self.errors_logged += logged
+            self.last_error_ms = int(time.time() * 1000)
+
+    def dead_letters(self, records: int, failed: bool) -> None:
+        """`records` sent to the dead letter queue (`failed`: the write failed)."""
+        with self._lock:
+            self.dlq_requests += records
+            self.dlq_failures += records if failed else 0
+            if failed:
+                self.last_error_ms = int(time.time() * 1000)
+
+    def retried(self) -> None:
+        with self._lock:
+            self.retries += 1
+
+    def values(self) -> dict[str, float]:
+        """The group's values under Connect's names."""
+        with self._lock:
+            return {
+                "total-record-errors": self.record_errors,
+                "total-record-failures": self.record_failures,
+                "total-records-skipped": self.records_skipped,
+                "total-errors-logged": self.errors_logged,
+                "deadletterqueue-produce-requests": self.dlq_requests,
+                "deadletterqueue-produce-failures": self.dlq_failures,
+                "total-retries": self.retries,
+                "last-error-timestamp": self.last_error_ms,
+            }
 
 
 @dataclass(frozen=True)
@@ -159,8 +214,9 @@ def ensure_topic(bootstrap_servers: str, topic: str, replication_factor: int, ad
             raise RuntimeError(f"Could not initialize dead letter queue with topic={topic}: {exc}") from exc
 
 
-def log_errant(errant: DataFrame, policy: ErrorPolicy, connector: str, task_id: int, sink: bool) -> None:
-    """Connect's LogReporter: one ERROR line per failed record (the first LOGGED_PER_BATCH of a batch)."""
+def log_errant(errant: DataFrame, policy: ErrorPolicy, connector: str, task_id: int, sink: bool) -> int:
+    """Connect's LogReporter: one ERROR line per failed record (the first LOGGED_PER_BATCH of a batch);
+    how many it logged."""
     rows = errant.selectExpr(
         "error.stage AS stage",
         "error.class AS class",
@@ -181,14 +237,21 @@ def log_errant(errant: DataFrame, policy: ErrorPolicy, connector: str, task_id: 
                 f"offset={row['offset']}, timestamp={row['timestamp']}}}"
             )
         log.error("%s. %s: %s", text, row["exception"], row["message"])
+    return len(rows)
 
 
 R = TypeVar("R")
 
 
-def retrying(policy: ErrorPolicy, operation: Callable[[], R], stopping: Callable[[], bool] = lambda: False) -> R:
+def retrying(
+    policy: ErrorPolicy,
+    operation: Callable[[], R],
+    stopping: Callable[[], bool] = lambda: False,
+    counts: ErrorCounts | None = None,
+) -> R:
     """Run `operation`, retrying retriable failures with Connect's backoff (300 ms doubling, capped by
-    errors.retry.delay.max.ms with jitter) until errors.retry.timeout (ms; -1 = forever) has passed."""
+    errors.retry.delay.max.ms with jitter) until errors.retry.timeout (ms; -1 = forever) has passed;
+    each retry is counted in `counts`."""
     deadline = time.monotonic() + policy.retry_timeout_ms / 1000 if policy.retry_timeout_ms >= 0 else float("inf")
     attempt = 0
     while True:
@@ -203,6 +266,8 @@ def retrying(policy: ErrorPolicy, operation: Callable[[], R], stopping: Callable
                 delay = random.randrange(max(policy.retry_delay_max_ms, 1))
             delay_s = min(delay / 1000, max(0.0, deadline - time.monotonic()))
             log.debug("retriable failure (attempt %d), retrying in %.3f s: %s", attempt, delay_s, exc)
+            if counts is not None:
+                counts.retried()
             time.sleep(delay_s)
 
 

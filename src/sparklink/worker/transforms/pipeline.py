@@ -83,6 +83,8 @@ class Pipeline:
     cache_split: bool = True
     """With errors.tolerance=all, cache the transformed batch so that splitting it into good and errant
     records computes the transforms once (worth it for real batches; tests of tiny ones turn it off)."""
+    error_counts: errors.ErrorCounts = field(default_factory=errors.ErrorCounts)
+    """This run's task-error-metrics: what `dead_letters` split off and logged, and the DLQ writes."""
     _plans: dict[str, tuple[list[Op], bool]] = field(default_factory=dict)
     _dlq_ready: bool = False
 
@@ -243,8 +245,10 @@ class Pipeline:
             self.task_id,
             count,
         )
+        logged = 0
         if self.policy.log_enable:
-            errors.log_errant(errant, self.policy, self.connector, self.task_id, self.side == "sink")
+            logged = errors.log_errant(errant, self.policy, self.connector, self.task_id, self.side == "sink")
+        self.error_counts.failed(count, skipped=True, logged=logged)
         dlq = self.policy.dlq
         if self.side != "sink" or dlq is None:
             return None

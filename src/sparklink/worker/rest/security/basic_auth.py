@@ -26,7 +26,7 @@ import hashlib
 import hmac
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +45,7 @@ EXTENSION = "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurit
 PROPERTY_FILE_MODULE = "org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule"
 ENTRY = "KafkaConnect"
 UNAUTHORIZED = "User cannot access the resource."
+REALM = "Kafka Connect"
 _NO_USER = hashlib.sha256(b"\x00no such user").digest()
 INTERNAL_TASKS = re.compile(r"/?connectors/([^/]+)/tasks/?")  # Connect's pattern, on the decoded path
 
@@ -159,11 +160,18 @@ def _property_file(module: jaas.LoginModule, jaas_path: Path) -> PropertyFile:
 
 
 class RequireBasicAuth:
-    """ASGI: a request that does not log in gets Connect's 401; others pass on unchanged."""
+    """ASGI: a request that does not log in gets Connect's 401; others pass on unchanged.
 
-    def __init__(self, app: ASGIApp, authenticator: Authenticator) -> None:
+    On the paths `challenge` names (the web console's pages, which a person opens in a browser) the 401
+    also carries `WWW-Authenticate: Basic`, so the browser asks for the credentials; the API's answers
+    stay Connect's, without it."""
+
+    def __init__(
+        self, app: ASGIApp, authenticator: Authenticator, challenge: Callable[[str], bool] = lambda path: False
+    ) -> None:
         self.app = app
         self.authenticator = authenticator
+        self.challenge = challenge
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -175,7 +183,7 @@ class RequireBasicAuth:
         ):
             await self.app(scope, receive, send)
             return
-        await unauthorized()(scope, receive, send)
+        await unauthorized(self.challenge(scope["path"]))(scope, receive, send)
 
 
 def signed_internal(method: str, path: str, headers: Headers) -> bool:
@@ -185,5 +193,6 @@ def signed_internal(method: str, path: str, headers: Headers) -> bool:
     return SIGNATURE_HEADER in headers and ALGORITHM_HEADER in headers
 
 
-def unauthorized() -> Response:
-    return Response(UNAUTHORIZED, status_code=401, media_type="application/json")
+def unauthorized(challenge: bool = False) -> Response:
+    headers = {"WWW-Authenticate": f'Basic realm="{REALM}", charset="UTF-8"'} if challenge else None
+    return Response(UNAUTHORIZED, status_code=401, media_type="application/json", headers=headers)

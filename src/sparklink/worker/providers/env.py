@@ -45,7 +45,8 @@ class EnvVarConfigProvider:
         if refused:
             raise ProviderError(
                 f"the {self.name} provider may not read environment variable {refused[0]}: it does not match its "
-                f"allowlist.pattern ({self.pattern_text})"
+                f"allowlist.pattern ({self.pattern_text}); use a variable it matches or widen "
+                f"config.providers.{self.name}.param.allowlist.pattern in the worker's properties"
             )
         return {k: self.variables[k] for k in keys if k in self.variables}
 

@@ -57,7 +57,9 @@ class AllowedPaths:
                 return candidate
         listed = ",".join(str(p) for p in self.paths)
         raise ProviderError(
-            f"the {provider} provider may not read {path}: it is not under its allowed.paths ({listed})"
+            f"the {provider} provider may not read {path}: it is not under its allowed.paths ({listed}); "
+            f"move the file under one of them or add its directory to config.providers.{provider}.param.allowed.paths "
+            "in the worker's properties"
         )
 
 

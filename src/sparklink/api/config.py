@@ -79,7 +79,7 @@ class ConfigDef:
             if key.validator is not None and value is not None:
                 reason = key.validator(name, value)
                 if reason:
-                    errors[name].append(invalid(name, raw.get(name), reason))
+                    errors[name].append(invalid(name, quoted(key, raw.get(name)), reason))
         return errors
 
     def parse(self, raw: Mapping[str, str | None]) -> dict[str, Any]:
@@ -90,7 +90,7 @@ class ConfigDef:
             if key.validator is not None and value is not None:
                 reason = key.validator(name, value)
                 if reason:
-                    raise ValueError(invalid(name, raw.get(name), reason))
+                    raise ValueError(invalid(name, quoted(key, raw.get(name)), reason))
             out[name] = value
         return out
 
@@ -136,7 +136,12 @@ def parse_value(key: ConfigKey, raw: str | None) -> Any:
                 return text
     except ValueError as exc:
         reason = str(exc) if "Expected" in str(exc) else f"Not a number of type {key.type}"
-        raise ValueError(invalid(key.name, raw, reason)) from None
+        raise ValueError(invalid(key.name, quoted(key, raw), reason)) from None
+
+
+def quoted(key: ConfigKey, raw: str | None) -> str | None:
+    """A value as an error message may quote it: a PASSWORD value never (Kafka's Password prints `[hidden]`)."""
+    return "[hidden]" if key.type == "PASSWORD" and raw is not None else raw
 
 
 class at_least:  # lower case: reads as the validator it builds, like one_of

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING
 
 from confluent_kafka.admin import AdminClient
 
+from sparklink.clients.secrets import redact, secret_values
 from sparklink.clients.settings import client_config
-from sparklink.worker import log_context
+from sparklink.worker import log_context, redaction
 from sparklink.worker.config import WorkerConfig
 from sparklink.worker.execution.tasks import TaskRuns
 from sparklink.worker.execution.worker import Worker
@@ -81,6 +82,15 @@ def cluster_id(bootstrap_servers: str) -> str:
         return ""
 
 
+def log_settings(config: WorkerConfig) -> None:
+    """Connect's "WorkerConfig values:" at start, secrets `[hidden]`; the resolved secrets are kept out of
+    every later log record too (a client error or a trace that quotes one)."""
+    settings = {k: v for k, v in config.model_dump(by_alias=True).items() if v is not None}
+    redaction.remember(secret_values(settings))
+    lines = "".join(f"\n\t{k} = {v}" for k, v in sorted(redact(settings).items()))
+    log.info("worker configuration values:%s", lines)
+
+
 @dataclass(frozen=True)
 class RunningWorker:
     """A started worker; every part exists."""
@@ -130,6 +140,7 @@ def start_worker(
     from sparklink.worker.execution.spark import build_session, stop_session
 
     log_context.install()
+    log_settings(config)
     rest = RestServer(RestSecurity.of(config, os.environ if environ is None else environ))
     config = rest.bound(config)
     rest.start(timeout)

@@ -1,8 +1,11 @@
 """Worker configuration: Connect's worker property names, typed, with sparklink's own additions.
 
 Built from a `worker.properties` file and/or CLI flags; unknown keys are kept for forward compatibility.
-Secrets among them (passwords, private keys, JAAS text) are masked in the model's repr, so a log line or a
-traceback that shows the config does not show them.
+Placeholders of the config providers the properties declare (`config.providers`, KIP-297/KIP-421) are
+resolved once, here, before any setting is read, so every part of the worker (its Kafka clients, REST
+TLS, Spark) sees resolved values. Secrets among them (`sparklink.clients.secrets` decides which) are
+masked in the model's repr and in error messages, so a log line or a traceback that shows the config
+does not show them.
 """
 
 from __future__ import annotations
@@ -15,17 +18,19 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from sparklink.api.config import read_properties
+from sparklink.clients.secrets import HIDDEN, is_secret
 from sparklink.worker import listeners as listener_urls
 from sparklink.worker import request_signing
+from sparklink.worker.providers.registry import ConfigProviders, ProviderConfigError, UnresolvedError, is_provider_key
 
 __all__ = ["WorkerConfig", "read_properties"]
 
 log = logging.getLogger(__name__)
 
-HIDDEN = "[hidden]"  # what Connect shows for a PASSWORD-type value
-SECRET_SUFFIXES = (".password", "ssl.keystore.key", "sasl.jaas.config", ".secret", "user.info")
+PROVIDER_ERROR = "config_providers"  # the pydantic error type of a placeholder or provider problem
 
 LOCAL_REALTIME_BATCH_MS = 300_000
 CLUSTER_REALTIME_BATCH_MS = 60_000
@@ -110,6 +115,25 @@ class WorkerConfig(BaseModel):
         if self.task_realtime_batch_interval_ms is not None:
             return self.task_realtime_batch_interval_ms
         return LOCAL_REALTIME_BATCH_MS if self.spark_master.startswith("local") else CLUSTER_REALTIME_BATCH_MS
+
+    @model_validator(mode="before")
+    @classmethod
+    def _resolve_placeholders(cls, data: Any) -> Any:
+        """Connect's AbstractConfig: the declared providers resolve every other setting's placeholders."""
+        if not isinstance(data, dict) or not data.get("config.providers"):
+            return data
+        try:
+            providers = ConfigProviders.from_properties(data)
+        except ProviderConfigError as exc:
+            raise PydanticCustomError(PROVIDER_ERROR, "{problem}", {"problem": str(exc)}) from None
+        try:
+            texts = {k: v for k, v in data.items() if isinstance(v, str) and not is_provider_key(k)}
+            resolved = providers.resolve(texts)
+        except UnresolvedError as exc:
+            raise PydanticCustomError(PROVIDER_ERROR, "{problem}", {"problem": str(exc)}) from None
+        finally:
+            providers.close()
+        return {**data, **resolved}
 
     @field_validator("listeners")
     @classmethod
@@ -206,6 +230,9 @@ def _describe(error: ValidationError, path: Path | None) -> str:
     source = f" in {path}" if path is not None else ""
     lines = [f"Invalid worker configuration{source}:"]
     for problem in error.errors():
+        if problem["type"] == PROVIDER_ERROR:
+            lines.append(f"  {problem['msg']}")
+            continue
         key = ".".join(str(part) for part in problem["loc"]) or "(the file)"
         value = problem.get("input")
         shown = f" = {value!r}" if isinstance(value, str | int | float) else ""
@@ -214,11 +241,6 @@ def _describe(error: ValidationError, path: Path | None) -> str:
         lines.append(f"  {key}{shown}: {problem['msg']}")
     lines.append("Correct these settings and start the worker again.")
     return "\n".join(lines)
-
-
-def is_secret(key: str) -> bool:
-    """Settings whose value is a secret (Connect's PASSWORD type and private keys): never logged or shown."""
-    return key.lower().endswith(SECRET_SUFFIXES)
 
 
 def default_local_master() -> str:

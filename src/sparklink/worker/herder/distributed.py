@@ -129,6 +129,7 @@ class DistributedHerder(StandaloneHerder):
         self.configs.stop()
         self.statuses.stop()
         self.offsets.stop()
+        self._providers.close()
 
     # ------------------------------------------------------------------ group listener (IO thread)
     def config_offset(self) -> int:

@@ -42,6 +42,7 @@ from sparklink.worker.herder.model import (
 )
 from sparklink.worker.herder.runner import ConnectorRunner
 from sparklink.worker.plugins import Plugins
+from sparklink.worker.providers.registry import ConfigProviders
 from sparklink.worker.request_signing import RequestSignature
 from sparklink.worker.storage.config import ConfigStore, RestartRequest
 from sparklink.worker.storage.group_offsets import GroupOffsetStore
@@ -76,7 +77,11 @@ class StandaloneHerder:
         self._plugins = plugins
         self._cluster_id = cluster_id
         self._offsets_editor = offsets.Editor(stores.offsets, stores.group_offsets, worker)
-        self._run = Lifecycle(self.configs, self.statuses, worker, config.worker_id, self, plugins)
+        # The providers connector configs may use: the worker's own declaration (Connect's Worker does the same).
+        self._providers = ConfigProviders.from_properties(config.model_extra or {})
+        self._run = Lifecycle(
+            self.configs, self.statuses, worker, config.worker_id, self, plugins, providers=self._providers
+        )
         self._ready = threading.Event()
         self._lock = threading.RLock()
         # Asynchronous work (KIP-745 restarts, task reconfiguration) runs here, one item at a time.
@@ -118,6 +123,7 @@ class StandaloneHerder:
         self.configs.stop()
         self.statuses.stop()
         self.offsets.stop()
+        self._providers.close()
 
     # ------------------------------------------------------------------ reads
     def connectors(self) -> list[str]:
@@ -276,7 +282,8 @@ class StandaloneHerder:
             if self.configs.target_state(name) is not TargetState.STOPPED or self.configs.task_configs(name):
                 raise BadRequestError(offsets.STOPPED_REQUIRED.format(name=name))
             sink = self._plugins.resolve(config[CONNECTOR_CLASS]).type == "sink"
-            handled = self._offsets_editor.modify(name, config, sink, entries)
+            # The connector is asked with its resolved config, as Connect's modifyConnectorOffsets does.
+            handled = self._offsets_editor.modify(name, self._run.resolved(name, config), sink, entries)
         return offsets.success_message("altered" if entries is not None else "reset", handled)
 
     # ------------------------------------------------------------------ active topics (KIP-558)
@@ -309,7 +316,7 @@ class StandaloneHerder:
         return [config_key_info(k) for k in validation.definition(desc).keys.values()]
 
     def validate(self, plugin: str, config: RawConfig) -> ConfigInfos:
-        return validation.config_infos(self._plugins, plugin, config, self.config.tasks_max_limit)
+        return validation.config_infos(self._plugins, plugin, config, self.config.tasks_max_limit, self._providers)
 
     def task_metrics(self) -> list[TaskMetrics]:
         return [TaskMetrics(c.connector, c.task, c.records, c.batches) for c in self.worker.task_counters()]
@@ -366,7 +373,7 @@ class StandaloneHerder:
         return config
 
     def _validated(self, name: str, config: RawConfig) -> dict[str, str]:
-        return validation.validated(self._plugins, name, config, self.config.tasks_max_limit)
+        return validation.validated(self._plugins, name, config, self.config.tasks_max_limit, self._providers)
 
     def _type_of(self, config: Mapping[str, str]) -> ConnectorType:
         desc = self._plugins.find(config.get(CONNECTOR_CLASS, ""))

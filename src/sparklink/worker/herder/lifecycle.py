@@ -10,16 +10,20 @@ from __future__ import annotations
 import logging
 import traceback
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from sparklink.api.connector import ConnectorContext
 from sparklink.api.errors import ConnectError
 from sparklink.api.states import State, TargetState
 from sparklink.api.task_config import CONNECTOR_CLASS
+from sparklink.clients.secrets import redact, secret_values
+from sparklink.worker import redaction
 from sparklink.worker.herder import restarts, validation
 from sparklink.worker.herder.runner import ConnectorRunner
 from sparklink.worker.plugins import Plugins
+from sparklink.worker.providers.references import reapply
+from sparklink.worker.providers.registry import ConfigProviders, UnresolvedError
 from sparklink.worker.storage.config import ConfigStore
 from sparklink.worker.storage.status import Status, StatusStore
 from sparklink.worker.task_events import TaskEvents
@@ -36,9 +40,12 @@ class Lifecycle:
     listener: ContextFactory
     plugins: Plugins
     generation: int = 0
+    providers: ConfigProviders = field(default_factory=ConfigProviders)
 
     def put_status(self, name: str, task_id: int | None, state: State, trace: str | None = None) -> None:
-        """The connector's status (task_id None) or one task's, with its plugin's version as Connect 4.x records."""
+        """The connector's status (task_id None) or one task's, with its plugin's version as Connect 4.x records.
+        A trace never carries a secret the worker resolved."""
+        trace = redaction.scrub(trace) if trace else trace
         status = Status(state, self.worker_id, trace, self.generation, self._version(name, task_id))
         # Connect's putSafe for the states an old owner may still write after a rebalance.
         safe = state in (State.UNASSIGNED, State.FAILED)
@@ -58,6 +65,16 @@ class Lifecycle:
             log.debug("version of %s", name, exc_info=True)
             return None
 
+    def resolved(self, name: str, config: Mapping[str, str], task_id: int | None = None) -> dict[str, str]:
+        """`config` with its placeholders resolved; its secret values are kept out of every later log line."""
+        try:
+            values = self.providers.resolve(config)
+        except UnresolvedError as exc:
+            raise UnresolvedConfigError(name, task_id, exc) from None
+        out = {k: v for k, v in values.items() if v is not None}
+        redaction.remember(secret_values(out, validation.declared_types(self.plugins, config)))
+        return out
+
     def launch(self, name: str) -> bool:
         """Start the connector instance unless its target is STOPPED; FAILED if it will not start."""
         config = self.configs.connector_config(name)
@@ -66,8 +83,17 @@ class Lifecycle:
         if self.configs.target_state(name) is TargetState.STOPPED:
             self.put_status(name, None, State.STOPPED)
             return False
+        types = validation.declared_types(self.plugins, config)
+        log.info("starting connector %s with config %s", name, redact(config, types))
+        for undeclared in self.providers.undeclared(config):
+            log.warning(
+                "connector %s: %s names a config provider this worker does not declare (config.providers); "
+                "it is passed on as written",
+                name,
+                undeclared,
+            )
         try:
-            self.worker.start_connector(name, config, self.listener.context(name))
+            self.worker.start_connector(name, self.resolved(name, config), self.listener.context(name))
         except Exception as exc:
             log.error("connector %s failed to start: %s", name, exc)
             self.put_status(name, None, State.FAILED, trace(exc))
@@ -108,12 +134,14 @@ class Lifecycle:
         return task_configs
 
     def task_configs_of(self, name: str, config: Mapping[str, str]) -> list[dict[str, str]]:
-        """The running connector's task configs, checked against tasks.max (nothing written)."""
-        tasks_max = validation.tasks_max(config)
+        """The running connector's task configs, checked against tasks.max, with the connector config's
+        placeholders put back (nothing written)."""
+        resolved = self.resolved(name, config)
+        tasks_max = validation.tasks_max(resolved)
         task_configs = self.worker.connector_task_configs(name, tasks_max)
         if len(task_configs) > tasks_max:
             # Connect's Worker#checkTasksMax: fail the connector, or with tasks.max.enforce=false warn.
-            if validation.tasks_max_enforce(config):
+            if validation.tasks_max_enforce(resolved):
                 raise TooManyTasksError(name, len(task_configs), tasks_max)
             log.warning(
                 "connector %s generated %d task configs, more than tasks.max=%d (tasks.max.enforce=false)",
@@ -121,14 +149,15 @@ class Lifecycle:
                 len(task_configs),
                 tasks_max,
             )
-        return task_configs
+        return reapply(config, task_configs)
 
     def start_task(self, name: str, task_id: int, task_config: dict[str, str]) -> None:
         # RUNNING goes first: a query that fails on its first batch reports FAILED from Spark's
         # listener thread, and that report must not be overwritten by a late RUNNING.
         self.put_status(name, task_id, State.RUNNING)
         try:
-            self.worker.start_task(name, task_id, task_config, self.listener, self.configs.connector_config(name))
+            resolved, connector_config = self._resolved_task(name, task_id, task_config)
+            self.worker.start_task(name, task_id, resolved, self.listener, connector_config)
         except Exception as exc:
             log.error("task %s-%d failed to start: %s", name, task_id, exc)
             self.put_status(name, task_id, State.FAILED, trace(exc))
@@ -142,10 +171,27 @@ class Lifecycle:
             return
         for task_id in task_configs:
             self.put_status(name, task_id, State.RUNNING)
-        failures = self.worker.start_tasks(name, task_configs, self.listener, self.configs.connector_config(name))
+        failures: dict[int, Exception] = {}
+        resolved: dict[int, dict[str, str]] = {}
+        connector_config: dict[str, str] | None = None
+        for task_id, task_config in task_configs.items():
+            try:
+                resolved[task_id], connector_config = self._resolved_task(name, task_id, task_config)
+            except UnresolvedConfigError as unresolved:
+                failures[task_id] = unresolved
+        if resolved:
+            failures.update(self.worker.start_tasks(name, resolved, self.listener, connector_config))
         for task_id, exc in sorted(failures.items()):
             log.error("task %s-%d failed to start: %s", name, task_id, exc)
             self.put_status(name, task_id, State.FAILED, trace(exc))
+
+    def _resolved_task(
+        self, name: str, task_id: int, task_config: Mapping[str, str]
+    ) -> tuple[dict[str, str], dict[str, str] | None]:
+        """A task's config and its connector's (converters, transforms, client overrides), resolved."""
+        connector_config = self.configs.connector_config(name)
+        resolved_connector = None if connector_config is None else self.resolved(name, connector_config, task_id)
+        return self.resolved(name, task_config, task_id), resolved_connector
 
     def stop_connector(self, name: str, final_state: State | None) -> None:
         for task_id in range(len(self.configs.task_configs(name))):
@@ -219,6 +265,14 @@ class TooManyTasksError(ConnectError):
             "'tasks.max.enforce' set to false; however, this option will be removed in a future release of "
             "Kafka Connect."
         )
+
+
+class UnresolvedConfigError(ConnectError):
+    """A connector's or task's config holds placeholders its providers could not resolve."""
+
+    def __init__(self, name: str, task_id: int | None, error: UnresolvedError) -> None:
+        what = f"connector {name}" if task_id is None else f"task {name}-{task_id}"
+        super().__init__(f"The config of {what} could not be resolved: {error}")
 
 
 class ContextFactory(TaskEvents, Protocol):

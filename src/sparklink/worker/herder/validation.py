@@ -5,6 +5,14 @@ enriches them with the keys a config's transforms and predicates bring. As Conne
 AbstractHerder#validateConnectorConfig does, a config is validated in one pass: that definition once, the
 plugin's own `validate` once (its ConfigDef and its multi-key checks), then the checks of transforms,
 predicates, converters and the dead letter queue.
+
+Placeholders of the worker's config providers are resolved first (Connect validates resolved values) but
+never shown: as in Connect 4.4 (AbstractHerder#redactResolvedValues), a key whose value a provider supplied
+is answered with its placeholder and, if the resolved value failed, one generic error instead of errors
+that would quote it; a placeholder that cannot be resolved stays as written, so a create is not refused for
+it (its connector then fails at start, saying why). Secret keys (the plugin's PASSWORD keys, client secrets
+under any prefix: `sparklink.clients.secrets`) are `[hidden]` in answers, and no error text quotes a secret.
+The worker's `config.providers*` keys in a connector config are ignored (Connect 4.4 strips them).
 """
 
 from __future__ import annotations
@@ -14,15 +22,21 @@ from collections.abc import Mapping
 from sparklink.api import config as cfg
 from sparklink.api.errors import BadRequestError, ConfigValidationError, ForbiddenError
 from sparklink.api.task_config import CONNECTOR_CLASS, TASKS_MAX, TASKS_MAX_ENFORCE, TOPICS
+from sparklink.clients.secrets import HIDDEN, is_secret, scrub, secret_values
 from sparklink.worker import connector_config
 from sparklink.worker.config import WorkerConfig
 from sparklink.worker.herder.model import ConfigInfo, ConfigInfos, ConfigValueInfo, RawConfig, config_key_info
 from sparklink.worker.plugins import PluginDesc, Plugins
+from sparklink.worker.providers.registry import ConfigProviders, is_provider_key
 from sparklink.worker.transforms import enrichment
 
 NULL_VALUE = "Null value can not be supplied as the configuration value."
 # Connect 4.4 stopped quoting the whole config here (4.3 printed it, secrets included).
 NO_CONNECTOR_TYPE = "Connector config contains no connector type"
+# Connect 4.4's error for a key whose provider-resolved value failed validation (the value is not quoted).
+RESOLVED_INVALID = (
+    "Invalid value for configuration '{name}': the value resolved from the config provider reference failed validation"
+)
 
 
 def tasks_max_enforce(config: Mapping[str, str]) -> bool:
@@ -53,6 +67,38 @@ def validated_keys(desc: PluginDesc, config: Mapping[str, str] | None = None) ->
     (ConnectorConfig#enrich), then the plugin's (a plugin's definition wins)."""
     alias = enrichment.alias_keys(config or {}).keys
     return {**connector_config.definition(desc.type).keys, **alias, **desc.cls.config_def().keys}
+
+
+def declared_types(plugins: Plugins, config: Mapping[str, str | None]) -> dict[str, str]:
+    """The declared type of each key the connector's validation knows (PASSWORD keys are secrets)."""
+    desc = plugins.find(config.get(CONNECTOR_CLASS) or "")
+    try:
+        keys = validated_keys(desc, {k: v for k, v in config.items() if v is not None}) if desc else {}
+    except Exception:  # a config whose transforms cannot be read: the base keys still count
+        keys = dict(connector_config.definition(desc.type).keys) if desc else {}
+    return {name: key.type for name, key in keys.items()}
+
+
+def _resolved(
+    plugins: Plugins, raw: RawConfig, providers: ConfigProviders | None
+) -> tuple[dict[str, str | None], dict[str, str | None], dict[str, str]]:
+    """The config without the worker's provider keys, the same resolved, and the declared key types."""
+    config = {k: v for k, v in raw.items() if not is_provider_key(k)}
+    resolved = providers.resolve(config, strict=False) if providers else dict(config)
+    return config, resolved, declared_types(plugins, resolved)
+
+
+def _redacted(
+    errors: dict[str, list[str]], raw: RawConfig, resolved: RawConfig, types: Mapping[str, str]
+) -> dict[str, list[str]]:
+    """Errors that quote no resolved value and no secret."""
+    secrets = secret_values(raw, types) | secret_values(resolved, types)
+    out: dict[str, list[str]] = {}
+    for key, errs in errors.items():
+        if errs and key in raw and raw[key] != resolved.get(key):
+            errs = [RESOLVED_INVALID.format(name=key)]
+        out[key] = [scrub(e, secrets) for e in errs]
+    return out
 
 
 def validate(plugins: Plugins, raw: RawConfig, tasks_limit: int) -> dict[str, list[str]]:
@@ -100,8 +146,11 @@ def _validate(plugins: Plugins, config: Mapping[str, str]) -> dict[str, list[str
     return errors
 
 
-def validated(plugins: Plugins, name: str, raw: RawConfig, tasks_limit: int) -> dict[str, str]:
-    """The config a create or update stores, or a 400 listing every error as Connect does."""
+def validated(
+    plugins: Plugins, name: str, raw: RawConfig, tasks_limit: int, providers: ConfigProviders | None = None
+) -> dict[str, str]:
+    """The config a create or update stores (placeholders as written), or a 400 listing every error as
+    Connect does."""
     if raw.get("name", name) != name:
         raise BadRequestError(
             f"Connector name configuration ({raw['name']}) doesn't match connector name in the URL ({name})"
@@ -112,7 +161,10 @@ def validated(plugins: Plugins, name: str, raw: RawConfig, tasks_limit: int) -> 
     if not connector_class:
         raise BadRequestError(NO_CONNECTOR_TYPE)
     plugins.resolve(connector_class)
-    errors = {k: v for k, v in validate(plugins, raw, tasks_limit).items() if v}
+    config, resolved, types = _resolved(plugins, raw, providers)
+    errors = {
+        k: v for k, v in _redacted(validate(plugins, resolved, tasks_limit), config, resolved, types).items() if v
+    }
     if errors:
         lines = [e for errs in errors.values() for e in errs]
         raise ConfigValidationError(
@@ -134,22 +186,28 @@ def check_addressable(name: str) -> None:
         )
 
 
-def config_infos(plugins: Plugins, plugin: str, config: RawConfig, tasks_limit: int) -> ConfigInfos:
+def config_infos(
+    plugins: Plugins, plugin: str, raw: RawConfig, tasks_limit: int, providers: ConfigProviders | None = None
+) -> ConfigInfos:
     """The `/connector-plugins/{plugin}/config/validate` answer (Connect's ConfigInfos)."""
-    connector_class = config.get(CONNECTOR_CLASS)
+    connector_class = raw.get(CONNECTOR_CLASS)
     if not connector_class:
         raise BadRequestError(NO_CONNECTOR_TYPE)
     if not _same_type(connector_class, plugin):
         raise BadRequestError(f"Included connector type {connector_class} does not match request type {plugin}")
-    keys = validated_keys(plugins.resolve(connector_class), {k: v for k, v in config.items() if v is not None})
-    errors = validate(plugins, config, tasks_limit)
+    desc = plugins.resolve(connector_class)
+    config, resolved, types = _resolved(plugins, raw, providers)
+    keys = validated_keys(desc, {k: v for k, v in resolved.items() if v is not None})
+    errors = _redacted(validate(plugins, resolved, tasks_limit), config, resolved, types)
     configs = []
     for name in dict.fromkeys([*keys, *errors]):
         key = keys.get(name)
+        shown = config.get(name, key.default_string() if key else None)  # a placeholder stays one
+        from_provider = name in config and config[name] != resolved.get(name)
         value = ConfigValueInfo(
             name=name,
-            value=config.get(name, key.default_string() if key else None),
-            recommended_values=list(key.recommended) if key else [],
+            value=HIDDEN if shown is not None and is_secret(name, types.get(name)) else shown,
+            recommended_values=list(key.recommended) if key and not from_provider else [],
             errors=errors.get(name, []),
             visible=True,
         )

@@ -120,7 +120,7 @@ def start_worker(
     The REST security settings are read first (`environ` supplies KAFKA_OPTS; the process's by default):
     one the worker cannot serve with raises WorkerConfigError before anything starts.
     """
-    from sparklink.worker.execution.spark import build_session, stop_session
+    from sparklink.worker.execution.spark import build_session, spark_dirs, stop_session
 
     rest = RestServer(RestSecurity.of(config, os.environ if environ is None else environ))
     config = rest.bound(config)
@@ -137,6 +137,8 @@ def start_worker(
         stores = kafka_stores(config)
         plugins = Plugins()
         scratch = Path(config.state_dir) / "checkpoints" if config.state_dir else None
+        # Plugins never write where the worker keeps code: its installation, state, Spark's jars and home.
+        files = config.file_access(*spark_dirs(session))
         runs = TaskRuns(
             session,
             config.bootstrap_servers,
@@ -149,10 +151,11 @@ def start_worker(
             realtime_batch_ms=config.realtime_batch_ms,
             offset_flush_ms=config.offset_flush_interval_ms,
             warm_up_topic=config.config_topic,
+            files=files,
         )
         worker = Worker(plugins, runs)
         herder_class = DistributedHerder if config.mode == "distributed" else StandaloneHerder
-        herder = herder_class(config, stores, worker, plugins, cluster_id(config.bootstrap_servers))
+        herder = herder_class(config, stores, worker, plugins, cluster_id(config.bootstrap_servers), files)
         rest_app.attach(rest.app, herder)
         herder.start()
     except BaseException:

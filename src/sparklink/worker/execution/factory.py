@@ -42,7 +42,9 @@ class RunFactory:
         pipeline = compile_pipeline(config, self.converter_defaults, side, connector, task_id)
         services.scratch.mkdir(parents=True, exist_ok=True)
         checkpoint = Path(tempfile.mkdtemp(prefix=f"{safe_name(connector)}-{task_id}-", dir=services.scratch))
-        ctx = TaskContext(connector, task_id, dict(start.config), services.spark, checkpoint=str(checkpoint))
+        ctx = TaskContext(
+            connector, task_id, dict(start.config), services.spark, checkpoint=str(checkpoint), files=services.files
+        )
         state = (connector, task_id, task, ctx, settings, start.events, checkpoint)
         if isinstance(task, SinkTask):
             group = sink_group(connector, ctx.config)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sparklink.api.connector import Task
+from sparklink.api.files import FileAccess
 from sparklink.worker.execution import kafka_io, restarts
 from sparklink.worker.execution.direct import ProgressOffsets, RealtimeSlots
 from sparklink.worker.execution.factory import RunFactory
@@ -58,12 +59,14 @@ class TaskRuns:
         realtime_batch_ms: int = 60000,
         offset_flush_ms: int = 5000,
         warm_up_topic: str | None = None,
+        files: FileAccess | None = None,
     ) -> None:
         # How long a query whose trigger found nothing to do waits before it looks again (Spark: 10 ms).
         # Sink queries trigger continuously (kafka_io.SINK_TRIGGER) and rely on it to look once per
         # interval; for the others it fits inside their interval and changes nothing.
         spark.conf.set("spark.sql.streaming.pollingDelay", f"{trigger_interval_ms}ms")
         register_functions(spark)  # converters' expressions call them
+        scratch = Path(scratch_dir or tempfile.mkdtemp(prefix="sparklink-checkpoints-"))
         self.services = RunServices(
             spark=spark,
             bootstrap_servers=bootstrap_servers,
@@ -71,9 +74,10 @@ class TaskRuns:
             group_offsets=group_offsets,
             metadata=kafka_io.Metadata(bootstrap_servers),
             triggers=Triggers(trigger_interval_ms, realtime_batch_ms, stop_grace_s),
-            scratch=Path(scratch_dir or tempfile.mkdtemp(prefix="sparklink-checkpoints-")),
+            scratch=scratch,
             progress=ProgressOffsets(offsets, offset_flush_ms / 1000),
             slots=RealtimeSlots(lambda: int(spark.sparkContext.defaultParallelism)),
+            files=(files or FileAccess.of()).protecting(scratch),
         )
         self.factory = RunFactory(self.services, converter_defaults)
         self._runs: dict[tuple[str, int], TaskRun] = {}

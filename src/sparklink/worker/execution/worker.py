@@ -46,6 +46,7 @@ class Worker:
         self.stop_connector(name)
         instance = self.plugins.resolve(config[CONNECTOR_CLASS]).cls()
         instance.context = context
+        instance.files = self.tasks.services.files
         instance.start(config)
         with self._lock:
             self._connectors[name] = instance

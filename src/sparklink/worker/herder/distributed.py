@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import httpx
 
 from sparklink.api.errors import BadRequestError, ConnectError, NotAssignedError, NotFoundError, NotLeaderError
+from sparklink.api.files import FileAccess
 from sparklink.api.states import State, TargetState
 from sparklink.worker.config import WorkerConfig
 from sparklink.worker.herder import offsets, restarts
@@ -58,9 +59,15 @@ class _Pending:
 
 class DistributedHerder(StandaloneHerder):
     def __init__(
-        self, config: WorkerConfig, stores: Stores, worker: ConnectorRunner, plugins: Plugins, cluster_id: str = ""
+        self,
+        config: WorkerConfig,
+        stores: Stores,
+        worker: ConnectorRunner,
+        plugins: Plugins,
+        cluster_id: str = "",
+        files: FileAccess | None = None,
     ) -> None:
-        super().__init__(config, stores, worker, plugins, cluster_id)
+        super().__init__(config, stores, worker, plugins, cluster_id, files)
         self.url = config.advertised_url  # http or https (rest.advertised.listener)
         self.member: WorkerGroupMember | None = None
         self._pending = _Pending()

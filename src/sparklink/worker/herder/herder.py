@@ -19,6 +19,7 @@ from typing import TypeVar
 from sparklink.api.config import ConfigKey
 from sparklink.api.connector import ConnectorContext
 from sparklink.api.errors import AlreadyExistsError, BadRequestError, NotFoundError
+from sparklink.api.files import FileAccess
 from sparklink.api.states import State, TargetState
 from sparklink.api.task_config import CONNECTOR_CLASS, sink_group
 from sparklink.worker.config import WorkerConfig
@@ -62,9 +63,17 @@ class Stores:
 
 class StandaloneHerder:
     def __init__(
-        self, config: WorkerConfig, stores: Stores, worker: ConnectorRunner, plugins: Plugins, cluster_id: str = ""
+        self,
+        config: WorkerConfig,
+        stores: Stores,
+        worker: ConnectorRunner,
+        plugins: Plugins,
+        cluster_id: str = "",
+        files: FileAccess | None = None,
     ) -> None:
         self.config = config
+        # The file rules plugins validate with (api/files.py); the assembly adds what Spark keeps.
+        self.files = files or config.file_access()
         self.configs = stores.configs
         self.statuses = stores.statuses
         self.offsets = stores.offsets
@@ -296,7 +305,7 @@ class StandaloneHerder:
         return list(validation.definition(desc).keys.values())
 
     def validate(self, plugin: str, config: RawConfig) -> ConfigInfos:
-        return validation.config_infos(self._plugins, plugin, config, self.config.tasks_max_limit)
+        return validation.config_infos(self._plugins, plugin, config, self.config.tasks_max_limit, self.files)
 
     def task_metrics(self) -> list[TaskMetrics]:
         return [TaskMetrics(c.connector, c.task, c.records, c.batches) for c in self.worker.task_counters()]
@@ -340,7 +349,7 @@ class StandaloneHerder:
         return config
 
     def _validated(self, name: str, config: RawConfig) -> dict[str, str]:
-        return validation.validated(self._plugins, name, config, self.config.tasks_max_limit)
+        return validation.validated(self._plugins, name, config, self.config.tasks_max_limit, self.files)
 
     def _type_of(self, config: Mapping[str, str]) -> ConnectorType:
         desc = self._plugins.find(config.get(CONNECTOR_CLASS, ""))

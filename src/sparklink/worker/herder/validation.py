@@ -5,6 +5,9 @@ enriches them with the keys a config's transforms and predicates bring. As Conne
 AbstractHerder#validateConnectorConfig does, a config is validated in one pass: that definition once, the
 plugin's own `validate` once (its ConfigDef and its multi-key checks), then the checks of transforms,
 predicates, converters and the dead letter queue.
+
+The plugin validates with the worker's file rules set on it (`Connector.files`, api/files.py), so a
+connector that names files in its config refuses the ones the worker keeps it from.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Mapping
 
 from sparklink.api import config as cfg
 from sparklink.api.errors import BadRequestError, ConfigValidationError, ForbiddenError
+from sparklink.api.files import FileAccess
 from sparklink.api.task_config import CONNECTOR_CLASS, TASKS_MAX, TASKS_MAX_ENFORCE, TOPICS
 from sparklink.worker import connector_config
 from sparklink.worker.config import WorkerConfig
@@ -53,14 +57,16 @@ def validated_keys(desc: PluginDesc, config: Mapping[str, str] | None = None) ->
     return {**connector_config.definition(desc.type).keys, **alias, **desc.cls.config_def().keys}
 
 
-def validate(plugins: Plugins, raw: RawConfig, tasks_limit: int) -> dict[str, list[str]]:
+def validate(
+    plugins: Plugins, raw: RawConfig, tasks_limit: int, files: FileAccess | None = None
+) -> dict[str, list[str]]:
     """Errors per key for a full connector config (an unknown class is reported on connector.class).
 
     A null value is an error of its own (AbstractHerder#addNullValuedErrors); `tasks.max` may not
     exceed this worker's `sparklink.tasks.max.limit`, since every task is a Spark query here.
     """
     config = {k: v for k, v in raw.items() if v is not None}
-    errors = _validate(plugins, config)
+    errors = _validate(plugins, config, files)
     desc = plugins.find(config.get(CONNECTOR_CLASS, ""))
     keys = validated_keys(desc, config) if desc else connector_config.SOURCE.keys
     for key in (k for k, v in raw.items() if v is None):
@@ -76,7 +82,7 @@ def validate(plugins: Plugins, raw: RawConfig, tasks_limit: int) -> dict[str, li
     return errors
 
 
-def _validate(plugins: Plugins, config: Mapping[str, str]) -> dict[str, list[str]]:
+def _validate(plugins: Plugins, config: Mapping[str, str], files: FileAccess | None) -> dict[str, list[str]]:
     desc = plugins.find(config.get("connector.class", ""))
     if desc is None:
         unknown = connector_config.SOURCE.validate(config)
@@ -90,7 +96,10 @@ def _validate(plugins: Plugins, config: Mapping[str, str]) -> dict[str, list[str
     own = desc.cls.config_def().keys
     base = cfg.ConfigDef({n: k for n, k in connector_config.definition(desc.type).keys.items() if n not in own})
     errors: dict[str, list[str]] = {name: [] for name in definition(desc).keys}
-    for key, errs in [*base.validate(config).items(), *desc.cls().validate(config).items()]:
+    plugin = desc.cls()
+    if files is not None:
+        plugin.files = files
+    for key, errs in [*base.validate(config).items(), *plugin.validate(config).items()]:
         errors.setdefault(key, []).extend(errs)
     enrichment.check(config, desc.type, errors)
     if desc.type == "sink" and not config.get(TOPICS, "").strip():
@@ -98,7 +107,9 @@ def _validate(plugins: Plugins, config: Mapping[str, str]) -> dict[str, list[str
     return errors
 
 
-def validated(plugins: Plugins, name: str, raw: RawConfig, tasks_limit: int) -> dict[str, str]:
+def validated(
+    plugins: Plugins, name: str, raw: RawConfig, tasks_limit: int, files: FileAccess | None = None
+) -> dict[str, str]:
     """The config a create or update stores, or a 400 listing every error as Connect does."""
     if raw.get("name", name) != name:
         raise BadRequestError(
@@ -110,7 +121,7 @@ def validated(plugins: Plugins, name: str, raw: RawConfig, tasks_limit: int) -> 
     if not connector_class:
         raise BadRequestError(f"Connector config {java_map(raw)} contains no connector type")
     plugins.resolve(connector_class)
-    errors = {k: v for k, v in validate(plugins, raw, tasks_limit).items() if v}
+    errors = {k: v for k, v in validate(plugins, raw, tasks_limit, files).items() if v}
     if errors:
         lines = [e for errs in errors.values() for e in errs]
         raise ConfigValidationError(
@@ -132,7 +143,9 @@ def check_addressable(name: str) -> None:
         )
 
 
-def config_infos(plugins: Plugins, plugin: str, config: RawConfig, tasks_limit: int) -> ConfigInfos:
+def config_infos(
+    plugins: Plugins, plugin: str, config: RawConfig, tasks_limit: int, files: FileAccess | None = None
+) -> ConfigInfos:
     """The `/connector-plugins/{plugin}/config/validate` answer (Connect's ConfigInfos)."""
     connector_class = config.get(CONNECTOR_CLASS)
     if not connector_class:
@@ -140,7 +153,7 @@ def config_infos(plugins: Plugins, plugin: str, config: RawConfig, tasks_limit: 
     if not _same_type(connector_class, plugin):
         raise BadRequestError(f"Included connector type {connector_class} does not match request type {plugin}")
     keys = validated_keys(plugins.resolve(connector_class), {k: v for k, v in config.items() if v is not None})
-    errors = validate(plugins, config, tasks_limit)
+    errors = validate(plugins, config, tasks_limit, files)
     configs = []
     for name in dict.fromkeys([*keys, *errors]):
         key = keys.get(name)

@@ -16,6 +16,7 @@ from sparklink.api.connector import SinkTask, SourceTask, TaskContext
 from sparklink.api.direct import DirectSource
 from sparklink.api.task_config import TaskSettings, sink_group
 from sparklink.worker.execution.direct_run import DirectRun
+from sparklink.worker.execution.outages import Outage
 from sparklink.worker.execution.run import TaskRun, TaskStart, converts_only
 from sparklink.worker.execution.running import safe_name
 from sparklink.worker.execution.services import RunServices
@@ -30,8 +31,9 @@ class RunFactory:
         # The worker's key/value/header converter settings, used where a connector sets none.
         self.converter_defaults = dict(converter_defaults or {})
 
-    def build(self, connector: str, start: TaskStart, retries: int = 0) -> TaskRun:
-        """A new run of the task, not started; raises if its pipeline cannot be built.
+    def build(self, connector: str, start: TaskStart, retries: int = 0, outage: Outage | None = None) -> TaskRun:
+        """A new run of the task, not started; raises if its pipeline cannot be built. `retries` and
+        `outage` say what automatic restarts came before it (tasks.py).
 
         Converters, transforms and error handling come from the connector's config (as in Connect),
         else from the task config."""
@@ -54,6 +56,7 @@ class RunFactory:
                 pipeline=pipeline,
                 connector_config=start.connector_config,
                 retries=retries,
+                outage=outage,
                 sink=task,
                 group=group,
             )
@@ -68,6 +71,7 @@ class RunFactory:
                 pipeline=pipeline,
                 connector_config=start.connector_config,
                 retries=retries,
+                outage=outage,
                 source=task,
                 direct=task,
             )
@@ -77,5 +81,6 @@ class RunFactory:
             pipeline=pipeline,
             connector_config=start.connector_config,
             retries=retries,
+            outage=outage,
             source=task,
         )

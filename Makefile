@@ -1,12 +1,17 @@
-# The two set-up commands. Both bootstrap what they need (idempotent; a second run downloads nothing).
+# The two set-up commands. Both bootstrap what they need (idempotent; a second run downloads and builds nothing).
 #   make demo   # local Kafka + worker + datagen connector; DURATION=<seconds> bounds it
 #   make test   # lint, type-check and the test suite against a real Kafka broker and real Spark
-.PHONY: demo test bootstrap lint typecheck bench clean
+# `bootstrap` is what every command runs on (.venv, the Maven jars, our javac builds); `test-deps` adds what
+# only the tests need (Debian's PostgreSQL, the Kubernetes binaries built from Go), after lint and type checks.
+.PHONY: demo test bootstrap test-deps lint typecheck bench clean
 
 PY := .venv/bin/python
 
 bootstrap:
 	@bash scripts/bootstrap.sh
+
+test-deps: bootstrap
+	@bash scripts/test-deps.sh
 
 demo: bootstrap
 	@$(PY) -m sparklink.cli.main demo $(if $(DURATION),--duration $(DURATION),)
@@ -19,7 +24,7 @@ lint: bootstrap
 typecheck: bootstrap
 	@.venv/bin/mypy
 
-test: bootstrap lint typecheck
+test: bootstrap lint typecheck test-deps
 	@$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: bootstrap

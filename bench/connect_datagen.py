@@ -16,6 +16,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from tests.support.connect_peer import PEERS
+
 from sparklink.platform import artifacts
 
 CONNECTOR_CLASS = "sparklink.bench.DatagenSourceConnector"
@@ -136,7 +138,7 @@ def build_jar(work_dir: Path) -> Path:
             "17",
             "-nowarn",
             "-cp",
-            artifacts.classpath("kafka"),
+            artifacts.classpath(PEERS),
             "-d",
             str(classes),
             *(str(p) for p in sorted(src.glob("*.java"))),

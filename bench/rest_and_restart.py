@@ -47,7 +47,7 @@ from typing import Any
 import httpx
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from rich.table import Table
-from tests.support.connect_peer import ConnectPeer
+from tests.support.connect_peer import PEERS, ConnectPeer
 
 from bench import connect_datagen
 from bench.harness import RESULTS_DIR, System, console, run_systems, tree_cpu_s
@@ -309,7 +309,7 @@ def machine_facts() -> dict[str, Any]:
 
 def versions() -> dict[str, Any]:
     java = subprocess.run(["java", "-version"], capture_output=True, text=True, check=False).stderr.splitlines()
-    kafka_jar = next(Path(artifacts.jars_dir("kafka")).glob("kafka-clients-*.jar")).stem
+    kafka_jar = next(Path(artifacts.jars_dir(PEERS)).glob("kafka-clients-*.jar")).stem
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False, cwd=RESULTS_DIR.parent
     ).stdout.strip()

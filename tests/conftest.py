@@ -1,5 +1,6 @@
 """Shared fixtures: one real Kafka cluster (KRaft, from the Maven jars) and one SparkSession per test
-process, and a factory for in-process workers, each on its own internal topics."""
+process, two secured clusters (started only when asked for), and a factory for in-process workers, each on
+its own internal topics."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from sparklink.worker.assembly import RunningWorker, start_worker
 from sparklink.worker.config import WorkerConfig
 from tests.helpers import unique
 from tests.support.kafka import kafka_cluster
+from tests.support.secured_kafka import SecuredKafka, mtls_cluster, secured_cluster
 
 logging.getLogger("py4j").setLevel(logging.WARNING)
 
@@ -23,6 +25,21 @@ logging.getLogger("py4j").setLevel(logging.WARNING)
 def kafka() -> Iterator[KafkaCluster]:
     with kafka_cluster("sparklink-test-kafka-") as cluster:
         yield cluster
+
+
+@pytest.fixture(scope="session")
+def secured_kafka() -> Iterator[SecuredKafka]:
+    """A cluster with SSL, mutual TLS, SASL_SSL (SCRAM-SHA-512, PLAIN) and SASL_PLAINTEXT (PLAIN) listeners and no
+    PLAINTEXT one; started at the first test that asks for it."""
+    with secured_cluster() as secured:
+        yield secured
+
+
+@pytest.fixture(scope="session")
+def secured_kafka_target() -> Iterator[SecuredKafka]:
+    """A second secured cluster, one mutual-TLS listener (its own cluster and clients CAs): a MirrorMaker target."""
+    with mtls_cluster() as secured:
+        yield secured
 
 
 @pytest.fixture(scope="session")

@@ -162,6 +162,11 @@ class OperatorProcess:
         wait_for(up, 60, "the operator's /metrics endpoint", interval=0.3)
         return self
 
+    def log_since_start(self) -> list[str]:
+        """The lines the operator logged since its last start."""
+        marker = f"===== operator start {self.starts} ====="
+        return self.log.read_text().split(marker, 1)[-1].splitlines()
+
     def metrics(self) -> str:
         return httpx.get(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5).text
 

@@ -67,7 +67,7 @@ class Postgres:
 def _bin_dir() -> Path:
     found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parent.parent.name))
     if not found:
-        pytest.fail("PostgreSQL is not installed: run `bash scripts/bootstrap.sh` (it installs Debian's postgresql)")
+        pytest.fail("PostgreSQL is not installed: run `bash scripts/test-deps.sh` (it installs Debian's postgresql)")
     return found[-1].parent
 
 

@@ -1,5 +1,6 @@
-"""Kafka Connect 4.3.1's JSON shapes, key for key (checked against connect-runtime 4.3.1's sources:
-ConnectorStateInfo, ConfigKeyInfo, AbstractHerder#validateConnectorConfig, Loggers#setLevel)."""
+"""Kafka Connect 4.4.0's JSON shapes, key for key (checked against connect-runtime 4.3.1's sources:
+ConnectorStateInfo, ConfigKeyInfo, AbstractHerder#validateConnectorConfig, Loggers#setLevel; 4.4.0's REST
+entities and resources compile to the same code)."""
 
 from __future__ import annotations
 

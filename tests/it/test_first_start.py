@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,39 @@ def test_workers_start_on_internal_topics_created_that_moment(kafka: KafkaCluste
             assert httpx.post(f"{runtime.url}/connectors", json=body, timeout=60).status_code == 201
         finally:
             runtime.stop()
+
+
+def test_a_worker_told_not_to_create_its_topics_names_the_missing_one_then_uses_those_made_for_it(
+    kafka: KafkaCluster, spark: Any, tmp_path: Path
+) -> None:
+    """Connect 4.4's internal.topics.automatic.creation.enable=false: no topic created, a precise error."""
+    admin = AdminClient(client_config(kafka.bootstrap_servers))
+    group = unique("nocreate")
+    props = worker_props(kafka, group, tmp_path / group, **{"internal.topics.automatic.creation.enable": "false"})
+    with pytest.raises(ConnectError) as refused:
+        start_worker(WorkerConfig.model_validate(props), spark=spark)
+    assert re.fullmatch(
+        rf"Topic '{re.escape(group)}-(configs|offsets|status)' specified via the "
+        r"'(config|offset|status)\.storage\.topic' property is missing\. ",
+        str(refused.value).split("The config")[0],
+    )
+    assert str(refused.value).endswith(
+        "The config 'internal.topics.automatic.creation.enable' is set to 'false', so automatic creation of "
+        "internal topics is disabled. Either enable automatic creation or create the topics manually."
+    )
+    assert not [t for t in admin.list_topics(timeout=10).topics if t.startswith(group)]
+
+    topics = [NewTopic(f"{group}-{name}", 1, 1, config={"cleanup.policy": "compact"}) for name in TOPICS]
+    for future in admin.create_topics(topics, operation_timeout=30).values():
+        future.result()
+    runtime = start_worker(WorkerConfig.model_validate(props), spark=spark)
+    try:
+        assert httpx.get(f"{runtime.url}/health", timeout=10).json()["status"] == "healthy"
+    finally:
+        runtime.stop()
+
+
+TOPICS = ("configs", "offsets", "status")
 
 
 def test_retriable_errors_are_retried_and_the_last_one_is_explained() -> None:

@@ -22,6 +22,7 @@ from sparklink.platform.kafka import KafkaCluster
 from tests.conftest import WorkerFactory
 from tests.helpers import read_topic, status, topic_size, unique, wait_for
 from tests.it.mirror_fixtures import checkpoints, commit, create_topic, mirror_config, produce
+from tests.support.connect_peer import PEERS
 from tests.support.mirror_maker_peer import SINGLE_BROKER_TOPICS, MirrorMakerPeer
 
 MIRROR = "org.apache.kafka.connect.mirror."
@@ -31,7 +32,7 @@ pytestmark = pytest.mark.skipif(shutil.which("javac") is None, reason="needs a J
 
 def translate_with_apache(target: KafkaCluster, alias: str, group: str, workdir: Path) -> dict[tuple[str, int], int]:
     classes = workdir / "classes"
-    classpath = artifacts.classpath("kafka")
+    classpath = artifacts.classpath(PEERS)
     subprocess.run(["javac", "-cp", classpath, "-d", str(classes), str(JAVA_SOURCE)], check=True, capture_output=True)
     result = subprocess.run(
         [

@@ -84,6 +84,24 @@ def warning_with(obj: dict[str, Any], text: str) -> dict[str, Any] | None:
     return next((c for c in conditions(obj, "Warning") if text in (c.get("message") or "")), None)
 
 
+def test_a_healthy_start_logs_no_error_line(kubeobj: Kube, operator_process: OperatorProcess) -> None:
+    # The module's operator is the first client of its kinds when this module runs first: the API server
+    # builds their watch caches only then, and refuses watches (429) meanwhile. A status written for a
+    # resource created after the start proves the watch runs; nothing on the way may be an ERROR.
+    name = unique("no-cluster")
+    kubeobj.create(
+        {
+            "apiVersion": "kafka.strimzi.io/v1",
+            "kind": "KafkaConnector",
+            "metadata": {"name": name},
+            "spec": {"class": "tests.plugins.CountingConnector", "tasksMax": 1},
+        }
+    )
+    kubeobj.wait("KafkaConnector", name, lambda o: conditions(o, "NotReady"), "the status of the first reconcile")
+    kubeobj.delete("KafkaConnector", name)
+    assert [line for line in operator_process.log_since_start() if " ERROR " in line] == []
+
+
 def test_strimzi_example_manifests_apply_unchanged_and_the_connector_reaches_ready(kubeobj: Kube, connect: str) -> None:
     # The KafkaConnect example names a Kafka cluster that does not exist here (and this module's own
     # KafkaConnect has its name): the API server validating it, in a namespace of its own (a server-side

@@ -153,7 +153,7 @@ def test_strimzis_kraft_example_applies_and_reaches_ready_with_its_status(
 ) -> None:
     status = cluster["status"]
     assert status["kafkaNodePools"] == [{"name": "broker"}, {"name": "controller"}]
-    assert status["kafkaVersion"] == "4.3.1" and status["kafkaMetadataVersion"] == "4.3-IV0"
+    assert status["kafkaVersion"] == "4.4.0" and status["kafkaMetadataVersion"] == "4.4-IV2"
     assert status["observedGeneration"] == cluster["metadata"]["generation"]
     (plain,) = status["listeners"]  # the TLS listener is not served: a Warning says so
     assert plain["name"] == "plain" and len(plain["addresses"]) == 3

@@ -1,4 +1,4 @@
-"""Apache Kafka Connect distributed workers run from the Maven jars, as reference peers.
+"""Apache Kafka Connect distributed workers run from the Maven jars (jvm/kafka-peers), as reference peers.
 
 Benchmarks and tests start one next to sparklink to compare against the real thing on the same broker:
 
@@ -27,6 +27,8 @@ import httpx
 from sparklink.platform import artifacts, ports, process
 
 CONNECT_MAIN = "org.apache.kafka.connect.cli.ConnectDistributed"
+# The jar set of the reference peers (jvm/kafka-peers): one Apache release, fetched by scripts/test-deps.sh.
+PEERS = "kafka-peers"
 # Jars that a Kafka distribution keeps off the worker classpath (KAFKA-13748): loaded from plugin.path.
 PLUGIN_PATH_JARS = ("connect-file-",)
 JVM_OPTS = (
@@ -110,7 +112,7 @@ class ConnectPeer:
 
     def command(self) -> list[str]:
         """The java command line (after `start()` has written the configs it names)."""
-        jars = [j for j in artifacts.jar_list("kafka") if not Path(j).name.startswith(PLUGIN_PATH_JARS)]
+        jars = [j for j in artifacts.jar_list(PEERS) if not Path(j).name.startswith(PLUGIN_PATH_JARS)]
         config_dir = self.state_dir / "config"
         return [
             "java",
@@ -136,7 +138,7 @@ class ConnectPeer:
         config_dir.mkdir(parents=True, exist_ok=True)
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         self.plugin_dir.mkdir(parents=True, exist_ok=True)
-        isolated = [Path(j) for j in artifacts.jar_list("kafka") if Path(j).name.startswith(PLUGIN_PATH_JARS)]
+        isolated = [Path(j) for j in artifacts.jar_list(PEERS) if Path(j).name.startswith(PLUGIN_PATH_JARS)]
         for jar in [*isolated, *self.plugin_jars]:
             shutil.copy2(jar, self.plugin_dir)
         (config_dir / "log4j2.properties").write_text(LOG4J2.format(log_file=self.log_file))

@@ -1,4 +1,4 @@
-"""Apache MirrorMaker 2 in dedicated mode, run from the Maven jars, as a reference peer.
+"""Apache MirrorMaker 2 in dedicated mode, run from the Maven jars (jvm/kafka-peers), as a reference peer.
 
 Callers: the MM2 interop tests and `bench/mirror.py`, which compare sparklink's MirrorMaker
 connectors with the real thing on the same clusters:
@@ -21,7 +21,7 @@ from pathlib import Path
 from sparklink.platform import artifacts, process
 
 # The same file-only Log4j 2 set-up and JVM flags as the Connect peer: both run Connect's runtime.
-from tests.support.connect_peer import JVM_OPTS, LOG4J2
+from tests.support.connect_peer import JVM_OPTS, LOG4J2, PEERS
 
 # Every topic MirrorMaker and its internal Connect workers create, at replication factor 1: for
 # clusters of a single broker, as in tests and benchmarks.
@@ -71,7 +71,7 @@ class MirrorMakerPeer:
             f"-Dlog4j2.configurationFile={log4j}",
             *self.jvm_options,
             "-cp",
-            artifacts.classpath("kafka"),
+            artifacts.classpath(PEERS),
             MIRROR_MAKER_MAIN,
             str(config),
         ]

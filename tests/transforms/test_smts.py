@@ -294,6 +294,44 @@ CASES = [
         value=envelope(struct(("a", "int32", False)), {"a": 1}),
         expect={"error": "Field does not exist: not_exist"},
     ),
+    # Kafka 4.4: field.syntax.version for ValueToKey; a key field keeps the dotted name it was asked by.
+    Case(
+        "ValueToKey schemalessNestedPath",
+        with_props("ValueToKey", {"fields": "a.b,c", "field.syntax.version": "V2"}),
+        value={"a": {"b": 1, "x": 9}, "c": 2},
+        expect={"key": {"a.b": 1, "c": 2}, "key_schema": None},
+    ),
+    Case(
+        "ValueToKey V1 reads a dotted name at the top level",
+        with_props("ValueToKey", {"fields": "a.b"}),
+        value={"a.b": 3, "a": {"b": 1}},
+        expect={"key": {"a.b": 3}},
+    ),
+    Case(
+        "ValueToKey withSchemaAndNestedPath",
+        with_props("ValueToKey", {"fields": "a.b,c", "field.syntax.version": "V2"}, **SCHEMAS_ON),
+        value=envelope(
+            {
+                "type": "struct",
+                "optional": False,
+                "fields": [
+                    {**struct(("b", "int32", False), ("x", "int32", False)), "field": "a"},
+                    {"type": "int32", "optional": False, "field": "c"},
+                ],
+            },
+            {"a": {"b": 1, "x": 9}, "c": 2},
+        ),
+        expect={"key": {"a.b": 1, "c": 2}, "key_schema": struct(("a.b", "int32", False), ("c", "int32", False))},
+    ),
+    Case(
+        "ValueToKey nonExistingNestedFieldWithSchema",
+        with_props("ValueToKey", {"fields": "a.nope", "field.syntax.version": "V2"}, **SCHEMAS_ON),
+        value=envelope(
+            {"type": "struct", "optional": False, "fields": [{**struct(("b", "int32", False)), "field": "a"}]},
+            {"a": {"b": 1}},
+        ),
+        expect={"error": "Field does not exist: a.nope"},
+    ),
     # ---------------------------------------------------------------- ExtractField (ExtractFieldTest)
     Case(
         "ExtractField schemaless",

@@ -16,7 +16,7 @@ class Clock:
 
 def configured(connectors: int, tasks_each: int) -> Work:
     names = [f"c{i}" for i in range(connectors)]
-    return Work.of(names, (ConnectorTaskId(n, t) for n in names for t in range(tasks_each)))
+    return Work.of(names, (ConnectorTaskId(connector=n, task=t) for n in names for t in range(tasks_each)))
 
 
 def apply(members: dict[str, Work], decision_assigned: dict[str, Work], revoked: dict[str, Work]) -> dict[str, Work]:
@@ -71,7 +71,7 @@ def test_deleted_connectors_and_their_tasks_are_revoked() -> None:
     members = {"a": Work(), "b": Work()}
     first = assignor.assign(configured(2, 2), members, -1, 1)
     members = apply(members, dict(first.assigned), dict(first.revoked))
-    remaining = Work.of(["c0"], [ConnectorTaskId("c0", 0), ConnectorTaskId("c0", 1)])
+    remaining = Work.of(["c0"], [ConnectorTaskId(connector="c0", task=0), ConnectorTaskId(connector="c0", task=1)])
     decision = assignor.assign(remaining, members, 1, 2)
     revoked = decision.revoked.get("a", Work()) | decision.revoked.get("b", Work())
     assert revoked == configured(2, 2) - remaining

@@ -73,3 +73,23 @@ def test_another_ca_did_not_sign_our_certificates(tmp_path: Path) -> None:
     leaf = ca.issue(theirs, "intruder", client=True)
     assert not ca.signed_by(leaf.cert_pem, ours.ensure_ca().cert_pem)
     assert ca.signed_by(leaf.cert_pem, theirs.cert_pem)
+
+
+def test_broker_and_client_certificates_for_secured_listeners(tmp_path: Path) -> None:
+    cluster = ClusterCa(tmp_path / "tls", "demo")
+    clients = ClusterCa(tmp_path / "tls" / "clients-ca", "demo", label="clients-ca")
+    broker = cluster.ensure_broker(2)
+    user = clients.ensure_client("alice")
+
+    cert = x509.load_pem_x509_certificate(broker.cert.read_bytes())
+    usages = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    assert set(usages) == {x509.oid.ExtendedKeyUsageOID.SERVER_AUTH, x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH}
+    sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert {"localhost", "node-2"} <= set(sans.get_values_for_type(x509.DNSName))
+    for paths in (broker, user):
+        assert paths.keystore.read_bytes() == paths.key.read_bytes() + paths.cert.read_bytes()
+        assert paths.keystore.stat().st_mode & 0o777 == 0o600
+    authority = x509.load_pem_x509_certificate(clients.ca_cert.read_bytes())
+    assert authority.subject.rfc4514_string() == "CN=clients-ca demo,O=io.sparklink"
+    assert ca.signed_by(user.cert.read_bytes(), clients.ca_cert.read_bytes())
+    assert not ca.signed_by(user.cert.read_bytes(), cluster.ca_cert.read_bytes())

@@ -174,7 +174,7 @@ def test_pause_resume_and_stop_move_tasks_and_statuses(herder: StandaloneHerder)
 
 def test_initial_state_stopped_allows_offsets_and_running_refuses_them(herder: StandaloneHerder) -> None:
     herder.create_connector("s", datagen(), TargetState.STOPPED)
-    change = [ConnectorOffset({"task": 0}, {"position": 5})]
+    change = [ConnectorOffset(partition={"task": 0}, offset={"position": 5})]
     assert "altered successfully" in herder.alter_offsets("s", change)
     assert herder.connector_offsets("s") == change
     herder.create_connector("r", datagen())

@@ -9,12 +9,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from sparklink.platform import kube_binaries
 from sparklink.platform.artifacts import ArtifactsMissingError
 from sparklink.platform.kube import KubeCluster, KubeStartError, default_state_dir
 
 app = typer.Typer(
     help="Run a local Kubernetes API server for development and tests: etcd, kube-apiserver and "
-    "kube-controller-manager on 127.0.0.1, built by the bootstrap.\n\n"
+    "kube-controller-manager on 127.0.0.1, built from Go by `make test` or by the first `start`.\n\n"
     "Custom resources, Deployments, ReplicaSets, ServiceAccounts, namespaces and garbage collection "
     "behave as in a real cluster. There is no scheduler and no kubelet, so Pods stay Pending: run "
     "workers with `sparklink worker` next to it.\n\n"
@@ -38,13 +39,16 @@ def start(
 ) -> None:
     """Start the control plane in the background and print how to reach it.
 
-    A first start creates a CA, certificates, an admin user (group system:masters) and a kubeconfig.
+    A first start builds etcd, kube-apiserver and kube-controller-manager if they are missing (once, minutes),
+    then creates a CA, certificates, an admin user (group system:masters) and a kubeconfig.
     A later start on the same state directory brings the same cluster back with its data.
 
     Then, with your own kubectl: export KUBECONFIG=<the printed path>; kubectl get namespaces
     """
     path = state_dir or default_state_dir()
     try:
+        # Before the spinner, so that a first build's progress lines show as they come.
+        kube_binaries.ensure(report=lambda line: console.print(line, markup=False, highlight=False))
         cluster = KubeCluster.load(path) if (path / "cluster.json").exists() else KubeCluster.create(path)
         with console.status(f"starting etcd, kube-apiserver and kube-controller-manager in {path} ..."):
             cluster.start(timeout)

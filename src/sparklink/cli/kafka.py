@@ -1,4 +1,5 @@
-"""`sparklink kafka start|stop|status`: a local KRaft cluster from the Maven-fetched broker jars."""
+"""`sparklink kafka start|stop|status|roll`: a local KRaft cluster from the Maven-fetched broker jars, plain or
+secured (`--listener`, see `kafka_access`); `status --command-config` checks any cluster as a client would."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from sparklink.cli import kafka_access
 from sparklink.platform.kafka import KafkaCluster, KafkaStartError, default_state_dir
 
 app = typer.Typer(help="Run a local Apache Kafka cluster (KRaft) for development and tests.", no_args_is_help=True)
@@ -16,7 +18,7 @@ console = Console()
 
 StateDir = Annotated[
     Path | None,
-    typer.Option("--state-dir", help="Where the cluster keeps configs, data and logs [default: .state/kafka]."),
+    typer.Option("--state-dir", help="Where the cluster keeps configs, data and logs \\[default: .state/kafka]."),
 ]
 
 
@@ -27,7 +29,7 @@ def start(
         bool | None,
         typer.Option(
             "--dedicated-controller/--combined",
-            help="Run the KRaft controller in its own process [default: combined for 1 broker, dedicated for more].",
+            help="Run the KRaft controller in its own process \\[default: combined for 1 broker, dedicated for more].",
         ),
     ] = None,
     heap: Annotated[str, typer.Option(help="JVM heap per node, e.g. 512m or 1g.")] = "512m",
@@ -40,18 +42,45 @@ def start(
             help="Run a broker-state agent (mTLS) beside each broker, for `sparklink kafka roll`.",
         ),
     ] = False,
+    listener: Annotated[list[str] | None, typer.Option("--listener", "-l", help=kafka_access.LISTENER_HELP)] = None,
+    user: Annotated[list[str] | None, typer.Option("--user", help=kafka_access.USER_HELP)] = None,
 ) -> None:
     """Start a cluster in the background and print its bootstrap servers.
 
-    Runs again on an existing state directory restart the same cluster with its data.
+    Runs again on an existing state directory restart the same cluster with its data (and its listeners).
+    A secured cluster's client settings go to <state>/clients/<listener>.properties (readable by you only);
+    the command prints them with secrets hidden.
+
+    Examples:
+
+      sparklink kafka start  (one PLAINTEXT listener)
+
+      sparklink kafka start -l ssl -l mtls -l sasl-ssl:scram-sha-512+plain -l sasl-plaintext:plain
+
+      sparklink kafka start -l external=sasl-ssl:scram-sha-512 --user alice --user bob
     """
     path = state_dir or default_state_dir()
+    listeners = kafka_access.parse_listeners(listener or [])
+    users = kafka_access.parse_users(user or [])
     try:
         if (path / "cluster.json").exists():
             cluster = KafkaCluster.load(path)
+            if listeners or users:
+                console.print(f"A cluster already lives in {path}: it keeps its listeners and users.")
         else:
+            if users and not any(lst.secured for lst in listeners):
+                raise typer.BadParameter(
+                    "users log in on secured listeners: add --listener mtls or sasl-*", param_hint="--user"
+                )
             cluster = KafkaCluster.create(
-                path, brokers, dedicated_controller, heap, controllers=controllers, agents=agents
+                path,
+                brokers,
+                dedicated_controller,
+                heap,
+                controllers=controllers,
+                agents=agents,
+                listeners=listeners,
+                users=users,
             )
         with console.status(f"starting Kafka ({len(cluster.brokers)} broker(s)) in {path} ..."):
             cluster.start()
@@ -59,6 +88,7 @@ def start(
         console.print(f"[red]Kafka did not start:[/red] {exc}")
         raise typer.Exit(1) from None
     console.print(f"[green]Kafka is up.[/green] bootstrap.servers={cluster.bootstrap_servers}")
+    kafka_access.print_client_files(console, cluster)
     console.print(f"Stop it with: sparklink kafka stop --state-dir {path}")
 
 
@@ -79,14 +109,49 @@ def stop(
 
 
 @app.command()
-def status(state_dir: StateDir = None) -> None:
-    """Show each node, its listeners and whether it runs."""
+def status(
+    state_dir: StateDir = None,
+    command_config: Annotated[
+        Path | None,
+        typer.Option(
+            "--command-config",
+            help="Client properties (Java names, as Kafka's own tools take them: security.protocol, ssl.*, "
+            "sasl.*) to check the cluster with: one metadata request as that client, which reports the brokers "
+            "it sees or what to fix. bootstrap.servers defaults to the local cluster's first listener.",
+        ),
+    ] = None,
+    bootstrap_server: Annotated[
+        str | None,
+        typer.Option(
+            "--bootstrap-server",
+            help="Check an external cluster at HOST:PORT[,...] instead of a local one (with --command-config "
+            "for a secured cluster).",
+        ),
+    ] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds the client check may take.")] = 15.0,
+) -> None:
+    """Show each node, its listeners and whether it runs; with --command-config, check it as a client.
+
+    Examples:
+
+      sparklink kafka status
+
+      sparklink kafka status --command-config .state/kafka/clients/saslssl.properties
+
+      sparklink kafka status --bootstrap-server kafka:9093 --command-config client.properties
+    """
+    if bootstrap_server:  # an external cluster: only the client check
+        settings = kafka_access.client_settings(command_config, bootstrap_server, None)
+        if not kafka_access.check_client(console, settings, timeout):
+            raise typer.Exit(1)
+        return
     path = state_dir or default_state_dir()
     try:
         cluster = KafkaCluster.load(path)
     except FileNotFoundError:
         console.print(f"No cluster in {path}. Start one with: sparklink kafka start")
         raise typer.Exit(1) from None
+    checked = kafka_access.client_settings(command_config, None, cluster) if command_config else None
     table = Table(title=f"Kafka cluster {cluster.cluster_id} ({path})")
     columns = ("node", "roles", "listener", "controller", "pid", "alive", "state", "active_controller", "agent")
     for col in columns:
@@ -95,7 +160,10 @@ def status(state_dir: StateDir = None) -> None:
         table.add_row(*(str(row[c]) for c in columns))
     console.print(table)
     console.print(f"bootstrap.servers={cluster.bootstrap_servers}")
-    if not cluster.is_running():
+    healthy = cluster.is_running()
+    if checked is not None:
+        healthy = kafka_access.check_client(console, checked, timeout) and healthy
+    if not healthy:
         raise typer.Exit(1)
 
 

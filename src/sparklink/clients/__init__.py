@@ -1,6 +1,12 @@
 """Kafka client settings: the one place every Kafka client sparklink makes takes its settings from.
 
-`settings` builds them (the worker's stores and group, the tasks' Spark readers and writers, MirrorMaker 2's
-control plane, the roller, the CLI); `watermarks` reads how many records a topic holds. The package imports
-nothing else of sparklink, so the SPI's plugins, the worker, the operator's brokers and the roller share it.
+- `security`: the client-security model, parsed once from Connect's (Java) settings (`jaas`, `stores`);
+- `settings.KafkaClientSettings`: bootstrap servers + security + client keys, rendered for confluent-kafka
+  (`librdkafka`), Java clients and Spark (`java`, `spark_options`) and kafka-python (`kafka_python`, `oauth`);
+- `connect`: Connect's prefixes (worker clients, `producer.`/`consumer.`/`admin.`, connector overrides and
+  their policy);
+- `secrets`: which keys are secrets, and redaction; `preflight`: one metadata request that says what to fix;
+- `errors`; `files` (private key material on disk); `watermarks` (how many records a topic holds).
+The package imports nothing else of sparklink, so the SPI's plugins, the worker, the platform, the operator
+and the roller share it.
 """

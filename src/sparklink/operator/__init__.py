@@ -12,6 +12,7 @@ Layers, imports pointing down only (the CLI `sparklink operator` sits on top):
     reconcile   one reconcile per kind: desired (model) vs. what runs, acting through the hosts and the client
     hosting     runs Connect workers and Kafka nodes: local processes, or the objects a cluster runs them from
     connect_client, metrics   the Connect REST client; the operator's own metrics
-    model       pure: resource -> desired connectors, worker settings and nodes; annotations -> typed requests
+    model       pure: resource -> desired connectors, worker settings and nodes; annotations -> typed requests;
+                typed statuses and their JSON
     clock       injected time
 """

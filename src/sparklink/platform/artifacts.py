@@ -1,13 +1,16 @@
 """Where the JVM jars fetched by scripts/bootstrap.sh live, and a clear error when they are missing.
 
 Callers: the local Kafka cluster (broker classpath), the Spark session (Kafka connector jars) and the
-reference Apache Connect/MM2 peers used by benchmarks.
+reference Apache Connect/MM2 peers of the tests and benchmarks (`kafka-peers`).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+# Jar sets that only tests and benchmarks use (scripts/test-deps.sh fetches them; scripts/bootstrap.sh the rest).
+TEST_ONLY = frozenset({"kafka-peers"})
 
 
 class ArtifactsMissingError(RuntimeError):
@@ -23,15 +26,18 @@ def project_root() -> Path:
 
 
 def jars_dir(jar_set: str) -> Path:
-    """The directory of one jar set (`kafka`, `spark-kafka`, `agents`), checked to be populated."""
+    """The directory of one jar set (`kafka`, `spark-kafka`, `agents`, `jdbc`, `kafka-peers`), checked to be
+    populated."""
     override = os.environ.get("SPARKLINK_JARS")
     base = Path(override) if override else project_root() / ".cache" / "jars"
     path = base / jar_set
     if not path.is_dir() or not any(path.glob("*.jar")):
-        raise ArtifactsMissingError(
-            f"no jars in {path}: run `bash scripts/bootstrap.sh` (or `make test` / `make demo`) "
-            "to fetch them from Maven Central"
-        )
+        # The reference Apache peers are for tests and benchmarks only, fetched with the other test needs.
+        if jar_set in TEST_ONLY:
+            command = "`bash scripts/test-deps.sh` (or `make test`)"
+        else:
+            command = "`bash scripts/bootstrap.sh` (or `make demo`)"
+        raise ArtifactsMissingError(f"no jars in {path}: run {command} to fetch them from Maven Central")
     return path
 
 

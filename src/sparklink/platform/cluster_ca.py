@@ -1,5 +1,9 @@
 """A Kafka cluster's certificate files: its cluster CA, one server certificate per node agent, the roller's
-client certificate. Created on first use and renewed in place when a certificate enters its renewal window.
+client certificate and, for secured clusters, each node's broker certificate (serving its listeners and
+authenticating it to the other nodes) and client certificates (the platform's own, users'). A second
+instance with `label="clients-ca"` is the clients CA, which signs users' certificates for mutual-TLS
+listeners, as in Strimzi. Created on first use and renewed in place when a certificate enters its renewal
+window; keys are written 0600.
 
 Caller: `sparklink.platform.kafka.KafkaCluster` (lays them out under `<state>/tls`), the roller (reads the
 client pair) and `sparklink agent` (reads a node's pair and the CA). Like Strimzi's RENEW_CERT, renewing
@@ -27,6 +31,12 @@ class CertPaths:
     key: Path
     ca_cert: Path
 
+    @property
+    def keystore(self) -> Path:
+        """The key and certificate chain in one PEM file (a Kafka `ssl.keystore.type=PEM` location), written
+        by `ensure_broker` and `ensure_client` only."""
+        return self.cert.with_suffix(".pem")
+
 
 @dataclass(frozen=True)
 class ClusterCa:
@@ -36,6 +46,7 @@ class ClusterCa:
     cluster_name: str
     renewal_days: int = ca.RENEWAL_DAYS
     validity_days: int = ca.VALIDITY_DAYS
+    label: str = "cluster-ca"  # the CA's common name is "<label> <cluster_name>"
 
     @property
     def ca_cert(self) -> Path:
@@ -55,7 +66,7 @@ class ClusterCa:
     def ensure_ca(self, now: dt.datetime | None = None) -> ca.Issued:
         """The CA, made on first use; its certificate is re-signed with the same key inside the renewal window."""
         if not (self.ca_cert.exists() and self.ca_key.exists()):
-            issued = ca.new_ca(f"cluster-ca {self.cluster_name}", validity_days=self.validity_days, now=now)
+            issued = ca.new_ca(f"{self.label} {self.cluster_name}", validity_days=self.validity_days, now=now)
             issued.write(self.ca_cert, self.ca_key)
             return issued
         current = ca.Issued.read(self.ca_cert, self.ca_key)
@@ -76,6 +87,33 @@ class ClusterCa:
         """The roller's client certificate (CN=sparklink-roller)."""
         self._ensure_leaf(self.roller, ROLLER_NAME, (), server=False, client=True, now=now)
         return self.roller
+
+    def broker(self, node_id: int) -> CertPaths:
+        return CertPaths(self.tls_dir / f"broker-{node_id}.crt", self.tls_dir / f"broker-{node_id}.key", self.ca_cert)
+
+    def ensure_broker(self, node_id: int, hosts: tuple[str, ...] = (), now: dt.datetime | None = None) -> CertPaths:
+        """A Kafka node's certificate: serves its listeners (loopback, localhost, `node-<id>`, `hosts`) and
+        authenticates it to the other nodes on the mutual-TLS controller and replication listeners."""
+        names = (*ca.LOOPBACK_HOSTS, f"node-{node_id}", *hosts)
+        paths = self.broker(node_id)
+        self._ensure_leaf(paths, f"{self.cluster_name}-kafka-{node_id}", names, server=True, client=True, now=now)
+        self._write_keystore(paths)
+        return paths
+
+    def client(self, name: str) -> CertPaths:
+        return CertPaths(self.tls_dir / f"{name}.crt", self.tls_dir / f"{name}.key", self.ca_cert)
+
+    def ensure_client(self, name: str, now: dt.datetime | None = None) -> CertPaths:
+        """A client certificate with CN=`name` (a user of a mutual-TLS listener, the platform's own client)."""
+        paths = self.client(name)
+        self._ensure_leaf(paths, name, (), server=False, client=True, now=now)
+        self._write_keystore(paths)
+        return paths
+
+    def _write_keystore(self, paths: CertPaths) -> None:
+        content = paths.key.read_bytes() + paths.cert.read_bytes()
+        if not paths.keystore.exists() or paths.keystore.read_bytes() != content:
+            ca.write_private(paths.keystore, content)
 
     def _ensure_leaf(
         self,

@@ -8,7 +8,14 @@ killed and reconfigured one at a time (static settings take effect at the node's
 
 With `agents=True` every broker JVM runs the Jolokia agent on loopback and gets a `sparklink agent` beside it
 (mTLS certificates from the cluster CA under `<state>/tls`); the agent outlives restarts of its broker, as a
-sidecar would, and stops with the cluster. Callers: the CLI, the demo, the roller's local runtime and tests.
+sidecar would, and stops with the cluster.
+
+By default a cluster serves one PLAINTEXT listener. Given `listeners` (see `kafka_listeners`), it serves
+those instead, each node on a loopback port per listener; with TLS or authentication among them the nodes
+talk to each other over mutual TLS too, users get SCRAM credentials, PLAIN logins and client certificates,
+and `access.client_properties(listener)` says what a client needs (`kafka_access`). The platform's own clients
+(readiness, DescribeQuorum) then use the replication listener with their own certificate.
+Callers: the CLI, the demo, the roller's local runtime and tests.
 """
 
 from __future__ import annotations
@@ -20,15 +27,16 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import httpx
 
-from sparklink.clients.settings import client_config
-from sparklink.platform import artifacts, kraft_quorum, ports, process
+from sparklink.platform import artifacts, ca, kafka_listeners, kafka_users, kraft_quorum, ports, process
 from sparklink.platform.cluster_ca import ClusterCa
+from sparklink.platform.kafka_access import ClusterAccess
+from sparklink.platform.kafka_listeners import Listener
 
 BROKER_MAIN = "kafka.Kafka"
 STORAGE_TOOL = "kafka.tools.StorageTool"
@@ -70,6 +78,9 @@ class Node:
     probe_port: int = 0
     agent_pid: int = 0
     heap: str = ""  # this node's -Xmx; empty: the cluster's
+    # With explicit listeners: this node's port for each (by listener name), and its replication port.
+    listener_ports: dict[str, int] = field(default_factory=dict)
+    replication_port: int = 0
 
     @property
     def is_broker(self) -> bool:
@@ -99,6 +110,8 @@ class KafkaCluster:
     # The KRaft metadata version storage is formatted with (the storage tool's --release-version); empty: the
     # latest production version of the jars.
     release_version: str = ""
+    # The client listeners; empty: one PLAINTEXT listener (named PLAINTEXT, also used between brokers).
+    listeners: list[Listener] = field(default_factory=list)
 
     # ----------------------------------------------------------------- creation and persistence
     @classmethod
@@ -111,12 +124,16 @@ class KafkaCluster:
         extra_config: dict[str, str] | None = None,
         controllers: int = 1,
         agents: bool = False,
+        listeners: Sequence[Listener] = (),
+        users: Mapping[str, str | None] | Sequence[str] = (),
     ) -> KafkaCluster:
         """Lay out a new cluster on free loopback ports. Raises if one already lives in `state_dir`.
 
         `controllers` voters form the KRaft quorum: dedicated nodes 1000, 1001, ... when
         `dedicated_controller` (the default for more than one broker), else the first brokers run combined.
         `agents` adds Jolokia and a broker-state agent to every broker (see the module docstring).
+        `listeners` replaces the PLAINTEXT listener; `users` (names, or names to passwords; random passwords
+        when not given; `sparklink` when none) are the users of a secured cluster.
         """
         state_dir = Path(state_dir)
         if (state_dir / "cluster.json").exists():
@@ -138,7 +155,7 @@ class KafkaCluster:
                 Node(i, "broker,controller", ports.free_port(), ports.free_port()) for i in range(1, controllers + 1)
             ]
             nodes += [Node(i, "broker", 0, ports.free_port()) for i in range(controllers + 1, brokers + 1)]
-        return cls._lay_out(state_dir, nodes, heap, extra_config, agents)
+        return cls._lay_out(state_dir, nodes, heap, extra_config, agents, listeners, users)
 
     @classmethod
     def create_nodes(
@@ -149,9 +166,12 @@ class KafkaCluster:
         extra_config: dict[str, str] | None = None,
         agents: bool = False,
         release_version: str = "",
+        listeners: Sequence[Listener] = (),
+        users: Mapping[str, str | None] | Sequence[str] = (),
     ) -> KafkaCluster:
         """Lay out a cluster of exactly these nodes: (node id, roles, heap or "" for `heap`) each, as an
-        operator's node pools assign them. Roles are "broker", "controller" or "broker,controller"."""
+        operator's node pools assign them. Roles are "broker", "controller" or "broker,controller".
+        `listeners` and `users` as in `create`."""
         state_dir = Path(state_dir)
         if (state_dir / "cluster.json").exists():
             raise KafkaStartError(f"a cluster already exists in {state_dir}")
@@ -166,7 +186,7 @@ class KafkaCluster:
             nodes.append(Node(node_id, roles, controller, broker, heap=node_heap))
         if not any(n.is_broker for n in nodes) or not any(n.is_controller for n in nodes):
             raise ValueError("a KRaft cluster needs at least one broker and one controller")
-        cluster = cls._lay_out(state_dir, nodes, heap, extra_config, agents)
+        cluster = cls._lay_out(state_dir, nodes, heap, extra_config, agents, listeners, users)
         if release_version:
             cluster.release_version = release_version
             cluster.save()
@@ -174,16 +194,42 @@ class KafkaCluster:
 
     @classmethod
     def _lay_out(
-        cls, state_dir: Path, nodes: list[Node], heap: str, extra_config: dict[str, str] | None, agents: bool
+        cls,
+        state_dir: Path,
+        nodes: list[Node],
+        heap: str,
+        extra_config: dict[str, str] | None,
+        agents: bool,
+        listeners: Sequence[Listener] = (),
+        users: Mapping[str, str | None] | Sequence[str] = (),
     ) -> KafkaCluster:
+        kafka_listeners.check(listeners)
+        wanted = dict(users) if isinstance(users, Mapping) else dict.fromkeys(users)
+        if wanted and not any(lst.secured for lst in listeners):
+            raise ValueError("users log in on secured listeners; this cluster has none")
+        for name, password in wanted.items():
+            kafka_users.check_user(name, password)
         if agents:
             for node in nodes:
                 if node.is_broker:
                     node.jolokia_port, node.agent_port, node.probe_port = (ports.free_port() for _ in range(3))
         cluster = cls(state_dir, _random_cluster_id(), nodes, heap, dict(extra_config or {}), agents)
+        cluster.listeners = list(listeners)
+        for node in nodes:
+            cluster._assign_listener_ports(node)
         state_dir.mkdir(parents=True, exist_ok=True)
         cluster.save()
+        if cluster.secured:
+            for name, password in (wanted or {kafka_users.DEFAULT_USER: None}).items():
+                cluster.access.user_store.add(name, password)
         return cluster
+
+    def _assign_listener_ports(self, node: Node) -> None:
+        if not (self.listeners and node.is_broker):
+            return
+        node.listener_ports = {lst.name: ports.free_port() for lst in self.listeners}
+        node.replication_port = ports.free_port()
+        node.broker_port = node.listener_ports[self.listeners[0].name]  # the first listener is the default
 
     @classmethod
     def load(cls, state_dir: Path) -> KafkaCluster:
@@ -201,11 +247,16 @@ class KafkaCluster:
             raw.get("agents", False),
             raw.get("node_config", {}),
             raw.get("release_version", ""),
+            [Listener(**lst) for lst in raw.get("listeners", [])],
         )
 
     def save(self) -> None:
         raw = asdict(self)
         raw["state_dir"] = str(self.state_dir)
+        if not self.listeners:
+            del raw["listeners"]  # a default cluster's record stays as it was
+            for node in raw["nodes"]:
+                del node["listener_ports"], node["replication_port"]
         # Written aside and renamed into place: a reader (or a start after kill -9) never sees half a record.
         record = self.state_dir / "cluster.json"
         partial = record.with_name(f".cluster.json.{uuid.uuid4().hex}")
@@ -237,7 +288,37 @@ class KafkaCluster:
 
     @property
     def bootstrap_servers(self) -> str:
+        """The brokers' addresses on the first listener (the only one of a default cluster)."""
         return ",".join(f"127.0.0.1:{n.broker_port}" for n in self.brokers)
+
+    # ----------------------------------------------------------------- listeners, users, client settings
+    @property
+    def secured(self) -> bool:
+        """Some listener uses TLS or authentication (then the nodes talk over mutual TLS too)."""
+        return any(lst.secured for lst in self.listeners)
+
+    def listener(self, name: str | None = None) -> Listener:
+        """A client listener by name (the first when None). Only clusters laid out with listeners have them."""
+        if not self.listeners:
+            raise ValueError("this cluster serves the default PLAINTEXT listener only (bootstrap_servers)")
+        if name is None:
+            return self.listeners[0]
+        for lst in self.listeners:
+            if lst.name == name:
+                return lst
+        raise ValueError(f"no listener {name!r}; this cluster has {', '.join(x.name for x in self.listeners)}")
+
+    def bootstrap(self, listener: str | None = None) -> str:
+        """The brokers' addresses on a listener (the first when None)."""
+        if not self.listeners:
+            return self.bootstrap_servers
+        name = self.listener(listener).name
+        return ",".join(f"127.0.0.1:{n.listener_ports[name]}" for n in self.brokers)
+
+    @property
+    def access(self) -> ClusterAccess:
+        """Who may connect and how: users, client settings per listener, the platform's own clients."""
+        return ClusterAccess(self)
 
     def node(self, node_id: int) -> Node:
         return next(n for n in self.nodes if n.node_id == node_id)
@@ -254,6 +335,7 @@ class KafkaCluster:
     def launch(self) -> list[int]:
         """Start every node that is not running (agents first, storage formatted at once) without waiting for
         them to be ready (see `node_ready`); returns the ids it started."""
+        self.access.ensure_certificates()
         self._start_agents()
         pending = [n for n in self.nodes if not (n.pid and process.alive(n.pid))]
         self._format([n for n in pending if not (self._data_dir(n) / "meta.properties").exists()])
@@ -325,6 +407,7 @@ class KafkaCluster:
         node = Node(node_id, roles, 0, ports.free_port(), heap=heap)
         if self.agents:
             node.jolokia_port, node.agent_port, node.probe_port = (ports.free_port() for _ in range(3))
+        self._assign_listener_ports(node)
         self.nodes.append(node)
         if config:
             self.node_config[str(node_id)] = dict(config)
@@ -370,11 +453,14 @@ class KafkaCluster:
         for n in self.nodes:
             alive = bool(n.pid and process.alive(n.pid))
             state = self.broker_state(n.node_id) if n.probe_port else None
+            listener = f"127.0.0.1:{n.broker_port}" if n.broker_port else "-"
+            if n.listener_ports:
+                listener = " ".join(f"{name}=127.0.0.1:{port}" for name, port in n.listener_ports.items())
             rows.append(
                 {
                     "node": n.node_id,
                     "roles": n.roles,
-                    "listener": f"127.0.0.1:{n.broker_port}" if n.broker_port else "-",
+                    "listener": listener,
                     "controller": f"127.0.0.1:{n.controller_port}" if n.controller_port else "-",
                     "pid": n.pid,
                     "alive": alive,
@@ -394,7 +480,7 @@ class KafkaCluster:
 
     def active_controller(self, timeout: float = 5.0) -> int:
         """The KRaft quorum leader's node id, from DescribeQuorum (raises QuorumError when none answers)."""
-        return kraft_quorum.describe_quorum(self.controller_addresses, timeout).leader_id
+        return kraft_quorum.describe_quorum(self.controller_addresses, timeout, self.access.quorum_tls()).leader_id
 
     def _quorum_leader(self) -> int | None:
         try:
@@ -455,8 +541,7 @@ class KafkaCluster:
     def _registered_brokers(self) -> set[int]:
         from confluent_kafka.admin import AdminClient
 
-        running = ",".join(f"127.0.0.1:{n.broker_port}" for n in self.brokers if n.pid) or self.bootstrap_servers
-        admin = AdminClient(client_config(running, **{"socket.timeout.ms": 2000}))
+        admin = AdminClient(self.access.platform_settings().librdkafka(**{"socket.timeout.ms": 2000}))
         try:
             meta = admin.list_topics(timeout=2)
         except Exception:
@@ -540,6 +625,17 @@ class KafkaCluster:
         """Format the storage of `nodes`, all at once: each is a JVM start, which is most of the wait."""
         (self.state_dir / "config").mkdir(parents=True, exist_ok=True)
         (self.state_dir / "config" / "log4j2.properties").write_text(LOG4J2)
+        # Passwords reach the storage tool in an argument file (0600, removed after), never on its command line.
+        scram = self.access.scram_arguments() if nodes else []
+        arguments = self.state_dir / "config" / f".scram-{uuid.uuid4().hex}"
+        if scram:
+            ca.write_private(arguments, "".join(f"{line}\n" for line in scram).encode())
+        try:
+            self._format_each(nodes, [f"@{arguments}"] if scram else [])
+        finally:
+            arguments.unlink(missing_ok=True)
+
+    def _format_each(self, nodes: list[Node], scram: list[str]) -> None:
         running = []
         for node in nodes:
             props = self._write_config(node)
@@ -557,6 +653,7 @@ class KafkaCluster:
                 "-c",
                 str(props),
                 *(["--release-version", self.release_version] if self.release_version else []),
+                *scram,
             ]
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             running.append((props, proc))
@@ -567,8 +664,8 @@ class KafkaCluster:
 
     def _write_config(self, node: Node) -> Path:
         path = self.state_dir / "config" / f"{node.name}.properties"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("".join(f"{k}={v}\n" for k, v in self._config(node).items()))
+        # 0600: a secured node's settings hold its PLAIN users' passwords.
+        ca.write_private(path, "".join(f"{k}={v}\n" for k, v in self._config(node).items()).encode())
         return path
 
     def _config(self, node: Node) -> dict[str, str]:
@@ -578,22 +675,36 @@ class KafkaCluster:
         return config
 
     def _base_config(self, node: Node) -> dict[str, str]:
-        voters = ",".join(f"{c.node_id}@127.0.0.1:{c.controller_port}" for c in self.controllers)
-        replication = str(min(3, len(self.brokers)))
+        identity = {
+            "process.roles": node.roles,
+            "node.id": str(node.node_id),
+            "controller.quorum.voters": ",".join(
+                f"{c.node_id}@127.0.0.1:{c.controller_port}" for c in self.controllers
+            ),
+            "controller.listener.names": "CONTROLLER",
+        }
+        if self.listeners:
+            return {**identity, **self._defaults(node), **self._listener_settings(node)}
+        # The default cluster: one PLAINTEXT listener, also between brokers (settings kept as they always were).
         listeners = []
-        advertised = []
         if node.broker_port:
             listeners.append(f"PLAINTEXT://127.0.0.1:{node.broker_port}")
-            advertised.append(f"PLAINTEXT://127.0.0.1:{node.broker_port}")
         if "controller" in node.roles:
             listeners.append(f"CONTROLLER://127.0.0.1:{node.controller_port}")
         config = {
-            "process.roles": node.roles,
-            "node.id": str(node.node_id),
-            "controller.quorum.voters": voters,
-            "controller.listener.names": "CONTROLLER",
+            **identity,
             "listeners": ",".join(listeners),
             "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            **self._defaults(node),
+        }
+        if node.broker_port:
+            config["advertised.listeners"] = f"PLAINTEXT://127.0.0.1:{node.broker_port}"
+            config["inter.broker.listener.name"] = "PLAINTEXT"
+        return config
+
+    def _defaults(self, node: Node) -> dict[str, str]:
+        replication = str(min(3, len(self.brokers)))
+        return {
             "log.dirs": str(self.state_dir / "data" / node.name),
             "num.partitions": "1",
             "offsets.topic.replication.factor": replication,
@@ -607,10 +718,19 @@ class KafkaCluster:
             "auto.create.topics.enable": "true",
             "log.segment.bytes": str(64 * 1024 * 1024),
         }
-        if node.broker_port:
-            config["advertised.listeners"] = ",".join(advertised)
-            config["inter.broker.listener.name"] = "PLAINTEXT"
-        return config
+
+    def _listener_settings(self, node: Node) -> dict[str, str]:
+        """Listeners, protocols, TLS and SASL of a cluster laid out with explicit listeners."""
+        plain = self.access.users() if any("PLAIN" in lst.sasl_mechanisms for lst in self.listeners) else {}
+        return kafka_listeners.listener_settings(
+            node.roles,
+            node.listener_ports,
+            node.controller_port,
+            node.replication_port,
+            self.listeners,
+            self.access.tls_files(node) if self.secured else None,
+            plain,
+        )
 
 
 _STATE_NAMES = {

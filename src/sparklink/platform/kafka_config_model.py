@@ -50,7 +50,7 @@ def model_path() -> Path:
 
 
 def load(timeout: float = 300.0) -> dict[str, Any]:
-    """`{"version": "4.3.1", "configs": {name: {"type", "dynamic", "min"?, "max"?, "values"?, ...}}}`."""
+    """`{"version": "4.4.0", "configs": {name: {"type", "dynamic", "min"?, "max"?, "values"?, ...}}}`."""
     path = model_path()
     with _lock:
         if path in _loaded:

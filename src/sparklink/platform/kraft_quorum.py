@@ -3,7 +3,8 @@
 Callers: `KafkaCluster.active_controller` and the roller's quorum check. The pinned confluent-kafka
 (librdkafka 2.16) has no describeMetadataQuorum, so this sends the one request itself: API key 55, version 1
 (flexible encoding), on a controller's listener, which answers when it is the leader (a follower answers
-NOT_LEADER_OR_FOLLOWER and the next address is tried) - or on a broker's, which forwards it.
+NOT_LEADER_OR_FOLLOWER and the next address is tried) - or on a broker's, which forwards it. On a secured
+cluster the controller listener is mutual TLS: pass an SSL context holding a client certificate it trusts.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import io
 import itertools
 import socket
+import ssl
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -44,21 +46,22 @@ class QuorumInfo:
     observers: tuple[ReplicaState, ...]
 
 
-def describe_quorum(addresses: Iterable[str], timeout: float = 5.0) -> QuorumInfo:
-    """Ask each `host:port` in turn; the first full answer wins."""
+def describe_quorum(addresses: Iterable[str], timeout: float = 5.0, tls: ssl.SSLContext | None = None) -> QuorumInfo:
+    """Ask each `host:port` in turn (over TLS with `tls`); the first full answer wins."""
     problems: list[str] = []
     for address in addresses:
         host, _, port = address.rpartition(":")
         try:
-            return _ask(host, int(port), timeout)
+            return _ask(host, int(port), timeout, tls)
         except (OSError, QuorumError, struct.error, ValueError) as exc:
             problems.append(f"{address}: {exc}")
     raise QuorumError("DescribeQuorum failed on every address (" + "; ".join(problems) + ")")
 
 
-def _ask(host: str, port: int, timeout: float) -> QuorumInfo:
+def _ask(host: str, port: int, timeout: float, tls: ssl.SSLContext | None) -> QuorumInfo:
     correlation_id = next(_correlation) & 0x7FFFFFFF
-    with socket.create_connection((host, port), timeout=timeout) as sock:
+    with socket.create_connection((host, port), timeout=timeout) as raw:
+        sock = tls.wrap_socket(raw, server_hostname=host) if tls else raw
         sock.settimeout(timeout)
         sock.sendall(_frame(_request(correlation_id)))
         size = struct.unpack(">i", _read_exactly(sock, 4))[0]

@@ -1,6 +1,7 @@
 """A local Kubernetes control plane: etcd, kube-apiserver and kube-controller-manager on loopback.
 
-Run from the binaries that scripts/kube-binaries.sh builds into .cache/kube/bin. There is no scheduler
+Run from the binaries that scripts/kube-binaries.sh builds into .cache/kube/bin (`start()` has them built
+the first time if they are missing: sparklink.platform.kube_binaries). There is no scheduler
 and no kubelet: objects (CRDs, custom resources, Deployments, ReplicaSets, ServiceAccounts, namespaces,
 garbage collection through ownerReferences) behave as in a real cluster, Pods stay Pending. Each cluster
 lives under its own state directory (PKI, kubeconfig, etcd data, logs, cluster.json), so a later
@@ -22,12 +23,10 @@ from pathlib import Path
 
 import httpx
 
-from sparklink.platform import artifacts, ca, ports, process
+from sparklink.platform import artifacts, ca, kube_binaries, ports, process
+from sparklink.platform.kube_binaries import COMPONENTS, binary
 
-ETCD = "etcd"
-APISERVER = "kube-apiserver"
-CONTROLLER_MANAGER = "kube-controller-manager"
-COMPONENTS = (ETCD, APISERVER, CONTROLLER_MANAGER)
+ETCD, APISERVER, CONTROLLER_MANAGER = COMPONENTS
 
 # What the operator and its tests rely on: namespaces are emptied and removed, ownerReferences are
 # followed, every namespace gets its `default` ServiceAccount (and the root CA ConfigMap), Deployments
@@ -48,18 +47,6 @@ CONTEXT = "sparklink"
 
 class KubeStartError(RuntimeError):
     """A component did not come up; the message carries the tail of its log."""
-
-
-def binary(name: str) -> Path:
-    """Where the bootstrap put `name` (SPARKLINK_KUBE_BIN overrides the directory)."""
-    override = os.environ.get("SPARKLINK_KUBE_BIN")
-    path = (Path(override) if override else artifacts.project_root() / ".cache" / "kube" / "bin") / name
-    if not os.access(path, os.X_OK):
-        raise artifacts.ArtifactsMissingError(
-            f"no {name} binary at {path}: run `bash scripts/bootstrap.sh` (or `make test`), which builds etcd, "
-            "kube-apiserver and kube-controller-manager from the Go module proxy (~13 minutes the first time)"
-        )
-    return path
 
 
 @dataclass
@@ -149,8 +136,10 @@ class KubeCluster:
         """Start etcd, the API server and the controller manager in turn, each once the previous is ready.
 
         Returns when the controllers work (the `default` ServiceAccount exists). On failure, stops what it
-        started and raises KubeStartError with the tail of the failing component's log.
+        started and raises KubeStartError with the tail of the failing component's log. Missing binaries are
+        built first (minutes, once; ArtifactsMissingError when they cannot be), before the timeout starts.
         """
+        kube_binaries.ensure()
         deadline = time.monotonic() + timeout
         started: list[Component] = []
         try:

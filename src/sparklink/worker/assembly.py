@@ -47,13 +47,19 @@ def kafka_stores(config: WorkerConfig) -> Stores:
     # In a group every worker writes these topics; each follows them to see the others' writes.
     follow = config.mode == "distributed"
 
-    def backend(topic: str, partitions: int, rf: int) -> KafkaBackend:
-        return KafkaBackend(KafkaLog(bs, topic, partitions, rf, client_id=config.group_id), follow=follow)
+    def backend(key: str, topic: str, partitions: int, rf: int) -> KafkaBackend:
+        create = config.internal_topics_creation
+        log = KafkaLog(bs, topic, partitions, rf, client_id=config.group_id, create=create, topic_config=key)
+        return KafkaBackend(log, follow=follow)
 
     return Stores(
-        configs=ConfigStore(backend(config.config_topic, 1, config.config_replication)),
-        statuses=StatusStore(backend(config.status_topic, config.status_partitions, config.status_replication)),
-        offsets=OffsetStore(backend(config.offset_topic, config.offset_partitions, config.offset_replication)),
+        configs=ConfigStore(backend("config.storage.topic", config.config_topic, 1, config.config_replication)),
+        statuses=StatusStore(
+            backend("status.storage.topic", config.status_topic, config.status_partitions, config.status_replication)
+        ),
+        offsets=OffsetStore(
+            backend("offset.storage.topic", config.offset_topic, config.offset_partitions, config.offset_replication)
+        ),
         group_offsets=KafkaGroupOffsetStore(bs),
     )
 
@@ -154,8 +160,20 @@ def start_worker(
             files=files,
         )
         worker = Worker(plugins, runs)
-        herder_class = DistributedHerder if config.mode == "distributed" else StandaloneHerder
-        herder = herder_class(config, stores, worker, plugins, cluster_id(config.bootstrap_servers), files)
+        herder: StandaloneHerder
+        if config.mode == "distributed":
+            # Requests to the other workers use the REST security settings' TLS (client certificate, trust).
+            herder = DistributedHerder(
+                config,
+                stores,
+                worker,
+                plugins,
+                cluster_id(config.bootstrap_servers),
+                files,
+                peer_tls=rest.security.peer_tls.context,
+            )
+        else:
+            herder = StandaloneHerder(config, stores, worker, plugins, cluster_id(config.bootstrap_servers), files)
         rest_app.attach(rest.app, herder)
         herder.start()
     except BaseException:

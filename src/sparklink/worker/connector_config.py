@@ -1,6 +1,6 @@
-"""Every connector-level key, declared once, as Kafka Connect 4.3.1's ConnectorConfig, SourceConnectorConfig
-and SinkConnectorConfig declare them: name, type, default, importance, validator, group, order in group,
-width and display name; the docs are in sparklink's words.
+"""Every connector-level key, declared once, as Kafka Connect 4.4.0 (unchanged since 4.3.1) declares them in
+ConnectorConfig, SourceConnectorConfig and SinkConnectorConfig: name, type, default, importance, validator,
+group, order in group, width and display name; the docs are in sparklink's words.
 
 Validating and running read this one declaration. The herder validates a connector config with
 `definition(type)` (create/update, `/config/validate`) and shows it (`/connector-plugins/{p}/config`); it

@@ -21,8 +21,8 @@ from sparklink.roller.model import RestartReason
 DATA = Path(__file__).parent.parent.parent / "data" / "strimzi"
 MODEL = ConfigModel.from_json(
     {
-        "version": "4.3.1",
-        "metadataVersions": ["4.2-IV0", "4.2-IV1", "4.3-IV0"],
+        "version": "4.4.0",
+        "metadataVersions": ["4.2-IV0", "4.2-IV1", "4.3-IV0", "4.4-IV0", "4.4-IV1", "4.4-IV2"],
         "configs": {
             "num.io.threads": {"type": "int", "dynamic": True, "min": 1},
             "log.cleaner.threads": {"type": "int", "dynamic": True, "min": 0},
@@ -69,7 +69,7 @@ def with_spec(resource: Resource, **spec: Any) -> Resource:
 
 def test_strimzis_kraft_example_gives_brokers_then_controllers_with_strimzi_names_and_settings() -> None:
     kafka, pools = example()
-    desired = desired_cluster(kafka, pools, MODEL, kafka_version="4.3.1")
+    desired = desired_cluster(kafka, pools, MODEL, kafka_version="4.4.0")
     assert [(n.node_id, n.name, n.roles) for n in desired.nodes] == [
         (0, "my-cluster-broker-0", "broker"),
         (1, "my-cluster-broker-1", "broker"),
@@ -194,12 +194,12 @@ def test_pool_settings_and_heaps_apply_to_the_pools_nodes_only() -> None:
 
 def test_metadata_version_resolves_short_versions_and_rejects_unknown_ones() -> None:
     kafka, pools = example()
-    assert desired_cluster(kafka, pools, MODEL).metadata_version == "4.3-IV0"
+    assert desired_cluster(kafka, pools, MODEL).metadata_version == "4.4-IV2"
     short = with_spec(kafka, kafka={**kafka.spec["kafka"], "metadataVersion": "4.2"})
     assert desired_cluster(short, pools, MODEL).metadata_version == "4.2-IV1"
     wrong = with_spec(kafka, kafka={**kafka.spec["kafka"], "metadataVersion": "2.8-IV1"})
     with pytest.raises(
-        ReconcileFailure, match=re.escape("Metadata version 2.8-IV1 is invalid: use one from 4.2-IV0 to 4.3-IV0")
+        ReconcileFailure, match=re.escape("Metadata version 2.8-IV1 is invalid: use one from 4.2-IV0 to 4.4-IV2")
     ):
         desired_cluster(wrong, pools, MODEL)
 

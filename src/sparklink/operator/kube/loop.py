@@ -25,7 +25,7 @@ from sparklink.operator.clock import Clock, SystemClock
 from sparklink.operator.hosting import WorkerHost
 from sparklink.operator.hosting.kafka import KafkaHost
 from sparklink.operator.hosting.local import LocalWorkerHost
-from sparklink.operator.kube import watch
+from sparklink.operator.kube import caches, watch
 from sparklink.operator.kube.queue import WorkQueue
 from sparklink.operator.kube.store import KubeStore, api_client
 from sparklink.operator.metrics import OperatorMetrics
@@ -136,7 +136,11 @@ class Operator:
             self.config.full_reconcile_interval,
         )
         try:
-            asyncio.run(self._watch())
+            # kopf watches at once: against a fresh API server that would be refused (429) until the
+            # server's watch caches are built, and kopf logs each retry at ERROR (see `caches`).
+            caches.wait_for_watch_caches(self.api, self.config.namespaces, self._stop)
+            if not self._stop.is_set():
+                asyncio.run(self._watch())
         finally:
             self._shutdown()
 

@@ -69,7 +69,7 @@ class KubeStore:
         body = cast(dict[str, Any], raw)
         return [Resource.from_json({**item, "kind": kind}) for item in body.get("items", [])]
 
-    def write_status(self, resource: Resource, status: Mapping[str, Any]) -> None:
+    def write_status(self, resource: Resource, status: Mapping[str, object]) -> None:
         patch = [{"op": "add", "path": "/status", "value": dict(status)}]
         try:
             self.custom.patch_namespaced_custom_object_status(

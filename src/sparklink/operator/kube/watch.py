@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
 
 import kopf
-from kopf._cogs.configs.diffbase import DiffBaseStorage
-from kopf._cogs.configs.progress import ProgressRecord, ProgressStorage
+from kubernetes import client as k8s
 
 from sparklink.operator.model import annotations as anno
 from sparklink.operator.model.resources import (
@@ -40,32 +38,32 @@ log = logging.getLogger("sparklink.operator")
 Enqueue = Callable[[Key], None]
 
 
-class NoProgressStorage(ProgressStorage):
+class NoProgressStorage(kopf.ProgressStorage):
     """Keeps no handler progress anywhere (kopf's default writes annotations and status.kopf)."""
 
-    def fetch(self, *, key: Any, body: Any) -> ProgressRecord | None:
+    def fetch(self, *, key: kopf.HandlerId, body: kopf.Body) -> kopf.ProgressRecord | None:
         return None
 
-    def store(self, *, key: Any, record: Any, body: Any, patch: Any) -> None:
+    def store(self, *, key: kopf.HandlerId, record: kopf.ProgressRecord, body: kopf.Body, patch: kopf.Patch) -> None:
         return None
 
-    def purge(self, *, key: Any, body: Any, patch: Any) -> None:
+    def purge(self, *, key: kopf.HandlerId, body: kopf.Body, patch: kopf.Patch) -> None:
         return None
 
-    def touch(self, *, body: Any, patch: Any, value: str | None) -> None:
+    def touch(self, *, body: kopf.Body, patch: kopf.Patch, value: str | None) -> None:
         return None
 
-    def clear(self, *, essence: Any) -> Any:
+    def clear(self, *, essence: kopf.BodyEssence) -> kopf.BodyEssence:
         return super().clear(essence=essence)
 
 
-class NoDiffBaseStorage(DiffBaseStorage):
+class NoDiffBaseStorage(kopf.DiffBaseStorage):
     """Keeps no last-handled configuration (kopf's default writes an annotation)."""
 
-    def fetch(self, *, body: Any) -> Any:
+    def fetch(self, *, body: kopf.Body) -> kopf.BodyEssence | None:
         return None
 
-    def store(self, *, body: Any, patch: Any, essence: Any) -> None:
+    def store(self, *, body: kopf.Body, patch: kopf.Patch, essence: kopf.BodyEssence) -> None:
         return None
 
 
@@ -79,13 +77,13 @@ def settings(kopf_settings: kopf.OperatorSettings) -> kopf.OperatorSettings:
     return kopf_settings
 
 
-def registry(enqueue: Enqueue, api_config: Any) -> kopf.OperatorRegistry:
+def registry(enqueue: Enqueue, api_config: k8s.Configuration) -> kopf.OperatorRegistry:
     """Event handlers for every kind; each event only enqueues the keys it concerns. kopf logs in
     with the same credentials as the operator's own client (`api_config`, a kubernetes Configuration)."""
     reg = kopf.OperatorRegistry()
 
     @kopf.on.login(registry=reg)
-    def login(**_: Any) -> kopf.ConnectionInfo:
+    def login(**_: object) -> kopf.ConnectionInfo:
         header = api_config.get_api_key_with_prefix("BearerToken") or api_config.get_api_key_with_prefix(
             "authorization"
         )
@@ -102,8 +100,8 @@ def registry(enqueue: Enqueue, api_config: Any) -> kopf.OperatorRegistry:
 
     last_cluster: dict[Key, str] = {}
 
-    def handler(kind: str) -> Any:
-        def on_event(type: str, body: Any, **_: Any) -> None:
+    def handler(kind: str) -> Callable[..., None]:
+        def on_event(type: str, body: kopf.Body, **_: object) -> None:
             meta = body.get("metadata", {})
             key = Key(kind, meta.get("namespace", ""), meta.get("name", ""))
             enqueue(key)

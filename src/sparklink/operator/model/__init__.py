@@ -6,4 +6,7 @@
 - `annotations`: Strimzi's restart and offsets annotations -> typed requests, with Strimzi's validation.
 - `autorestart`: the back-off schedule of automatic restarts.
 - `conditions`: Ready / NotReady / Warning conditions and the status comparison.
+- `status`: the status of each kind, typed with Strimzi's field names; `rendering` turns it into JSON.
+- `kafka`, `kafka_changes`, `kafka_config`, `bootstrap`: a Kafka and its pools -> nodes, their changes, and
+  the addresses Connect and MirrorMaker 2 reach them by.
 """

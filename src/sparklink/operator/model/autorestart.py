@@ -9,11 +9,12 @@ can run the schedule on seconds. Used by `sparklink.operator.reconcile.connector
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sparklink.operator.clock import parse_timestamp, timestamp
+from sparklink.operator.clock import parse_timestamp
+from sparklink.operator.model.rendering import JsonObject, json_name, render
 
 MAX_BACKOFF_MINUTES = 60
 
@@ -38,7 +39,7 @@ class AutoRestartStatus:
     """`status.autoRestart` (KafkaConnector) or one entry of `status.autoRestartStatuses` (MM2)."""
 
     count: int
-    last_restart: datetime | None
+    last_restart: datetime | None = field(metadata=json_name("lastRestartTimestamp"))
     connector_name: str | None = None
 
     @classmethod
@@ -52,13 +53,8 @@ class AutoRestartStatus:
             connector_name=raw.get("connectorName") if isinstance(raw.get("connectorName"), str) else None,
         )
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"count": self.count}
-        if self.connector_name is not None:
-            out["connectorName"] = self.connector_name
-        if self.last_restart is not None:
-            out["lastRestartTimestamp"] = timestamp(self.last_restart)
-        return out
+    def to_json(self) -> JsonObject:
+        return render(self)
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,10 @@ reason and message stay the same, as Kubernetes conventions ask.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+from sparklink.operator.model.rendering import JsonObject, render
 
 # Strimzi's reasons are Java exception class names; these are the ones its connector paths produce.
 REASON_CONNECTOR_FAILED = "Throwable"  # `new Throwable("Connector has failed, ...")`
@@ -30,15 +32,8 @@ class Condition:
     message: str | None = None
     last_transition_time: str | None = None
 
-    def to_json(self) -> dict[str, str]:
-        out = {"type": self.type, "status": self.status}
-        if self.last_transition_time is not None:
-            out["lastTransitionTime"] = self.last_transition_time
-        if self.reason is not None:
-            out["reason"] = self.reason
-        if self.message is not None:
-            out["message"] = self.message
-        return out
+    def to_json(self) -> JsonObject:
+        return render(self)
 
     def same_as(self, other: Mapping[str, Any]) -> bool:
         return (
@@ -71,14 +66,14 @@ def warning(reason: str, message: str) -> Condition:
     return Condition("Warning", "True", reason, message)
 
 
-def stamped(conditions: Iterable[Condition], previous: Iterable[Mapping[str, Any]], now: str) -> list[dict[str, str]]:
-    """The conditions as JSON, each keeping its previous transition time when it did not change."""
+def stamped(conditions: Iterable[Condition], previous: Iterable[Mapping[str, Any]], now: str) -> list[Condition]:
+    """The conditions stamped with `now`, each keeping its previous transition time when it did not change."""
     before = list(previous)
     out = []
     for condition in conditions:
         kept = next((p.get("lastTransitionTime") for p in before if condition.same_as(p)), None)
         stamp = kept if isinstance(kept, str) else now
-        out.append(Condition(condition.type, condition.status, condition.reason, condition.message, stamp).to_json())
+        out.append(replace(condition, last_transition_time=stamp))
     return out
 
 

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sparklink.operator.model.autorestart import AutoRestartSpec
+from sparklink.operator.model.annotations import ConnectorRequests
+from sparklink.operator.model.autorestart import AutoRestartSpec, AutoRestartStatus
 from sparklink.operator.model.resources import KAFKA_CONNECTOR, Resource, config_value
 
 FORBIDDEN_OPTIONS = ("name", "connector.class", "tasks.max", "connector.plugin.version")
@@ -57,6 +58,17 @@ class DesiredConnector:
         """Connect's stored config includes `name`; compare like for like (Strimzi's needsReconfiguring)."""
         desired = {**self.connect_config(), "name": self.name}
         return desired != dict(actual)
+
+
+@dataclass(frozen=True)
+class ConnectorJob:
+    """One connector to reconcile: what it should be, what its owner's annotations ask of it, and the
+    auto-restart status its owner's status last recorded."""
+
+    owner: Resource  # the KafkaConnector or KafkaMirrorMaker2 the connector belongs to
+    desired: DesiredConnector
+    requests: ConnectorRequests
+    previous_auto_restart: AutoRestartStatus | None
 
 
 def connector_spec(name: str, spec: Mapping[str, Any], class_name: str | None) -> DesiredConnector:

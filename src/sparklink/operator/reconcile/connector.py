@@ -27,8 +27,7 @@ from sparklink.operator.metrics import OperatorMetrics
 from sparklink.operator.model import annotations as anno
 from sparklink.operator.model.autorestart import AutoRestartStatus, BackOff
 from sparklink.operator.model.conditions import REASON_REST, Condition, ReconcileFailure, warning
-from sparklink.operator.model.connectors import DesiredConnector
-from sparklink.operator.model.resources import Resource
+from sparklink.operator.model.connectors import ConnectorJob
 from sparklink.operator.reconcile import offsets
 from sparklink.operator.reconcile.ports import Store
 
@@ -54,14 +53,6 @@ class ConnectorOutcome:
     def check_at(self, moment: datetime | None) -> None:
         if moment is not None and (self.next_check is None or moment < self.next_check):
             self.next_check = moment
-
-
-@dataclass(frozen=True)
-class ConnectorJob:
-    owner: Resource  # the KafkaConnector or KafkaMirrorMaker2 the connector belongs to
-    desired: DesiredConnector
-    requests: anno.ConnectorRequests
-    previous_auto_restart: AutoRestartStatus | None
 
 
 class ConnectorReconciler:
@@ -111,7 +102,9 @@ class ConnectorReconciler:
             return
         status = client.status(name)
         self._update_state(client, job, status, out)
-        out.conditions += offsets.manage(client, self.store, job, out)
+        warnings, actions = offsets.manage(client, self.store, job)
+        out.conditions += warnings
+        out.actions += actions
         out.conditions += self._restart(client, job, out)
         out.conditions += self._restart_task(client, job, out)
         out.status = client.status_with_backoff(name)

@@ -2,30 +2,28 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from sparklink.operator.clock import Clock, timestamp
 from sparklink.operator.connect_client import ConnectClient
 from sparklink.operator.hosting import WorkerHost
 from sparklink.operator.hosting.kafka import KafkaHost
 from sparklink.operator.metrics import OperatorMetrics
-from sparklink.operator.model import bootstrap
 from sparklink.operator.model.autorestart import BackOff
 from sparklink.operator.model.conditions import stamped, without_timestamps
 from sparklink.operator.model.kafka_config import ConfigModel
-from sparklink.operator.model.resources import KAFKA, Key, Resource
+from sparklink.operator.model.rendering import render
+from sparklink.operator.model.resources import Key, Resource
+from sparklink.operator.model.status import Status
 from sparklink.operator.reconcile.connector import ConnectorReconciler
 from sparklink.operator.reconcile.ports import Store
 
 log = logging.getLogger("sparklink.operator")
-
-# How soon to look again at a Connect cluster whose workers are still starting.
-STARTING_RECHECK_SECONDS = 2.0
 
 
 @dataclass
@@ -69,26 +67,12 @@ class Deps:
     def __post_init__(self) -> None:
         self.connectors = ConnectorReconciler(self.store, self.clock, self.backoff, self.metrics)
 
-    def write_status(self, resource: Resource, status: dict[str, Any]) -> bool:
+    def write_status(self, resource: Resource, status: Status) -> bool:
         """Write `status` (conditions given unstamped) unless only timestamps would change; True if written."""
         now = timestamp(self.clock.now())
         previous = resource.status.get("conditions") or []
-        status = {**status, "conditions": stamped(status.get("conditions", []), previous, now)}
-        if without_timestamps(status) == without_timestamps(resource.status):
+        body = render(dataclasses.replace(status, conditions=stamped(status.conditions, previous, now)))
+        if without_timestamps(body) == without_timestamps(resource.status):
             return False
-        self.store.write_status(resource, status)
+        self.store.write_status(resource, body)
         return True
-
-
-def local_addresses(deps: Deps, resource: Resource) -> Resource:
-    """With a local runtime, a Connect or MirrorMaker 2 resource whose clusters are named by a Kafka's
-    bootstrap Service (`my-cluster-kafka-bootstrap:9092`) gets that Kafka's real addresses (see
-    `model.bootstrap`); ReconcileFailure when that Kafka has no ready listener there yet."""
-    if not deps.resolve_bootstrap:
-        return resource
-    return bootstrap.resolve_resource(resource, lambda ns, name: deps.store.get(Key(KAFKA, ns, name)))
-
-
-def prune(status: Mapping[str, Any]) -> dict[str, Any]:
-    """Drop absent fields, as Strimzi's JSON serialisation (NON_NULL) does."""
-    return {k: v for k, v in status.items() if v is not None}

@@ -14,9 +14,9 @@ clusterId, labelSelector, observedGeneration and its Warnings.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
-from typing import Any
 
 from sparklink import __version__
 from sparklink.operator.hosting.kafka import KafkaState
@@ -24,6 +24,7 @@ from sparklink.operator.model import kafka as model
 from sparklink.operator.model.conditions import Condition, ReconcileFailure, not_ready, ready, warning
 from sparklink.operator.model.kafka_changes import node_changes, scaling
 from sparklink.operator.model.kafka_config import ConfigModel
+from sparklink.operator.model.rendering import render
 from sparklink.operator.model.resources import (
     KAFKA_CONNECT,
     KAFKA_MIRROR_MAKER_2,
@@ -31,7 +32,14 @@ from sparklink.operator.model.resources import (
     Key,
     Resource,
 )
-from sparklink.operator.reconcile.context import Deps, ReconcileResult, prune
+from sparklink.operator.model.status import (
+    KafkaNodePoolStatus,
+    KafkaStatus,
+    ListenerAddress,
+    ListenerStatus,
+    UsedNodePoolStatus,
+)
+from sparklink.operator.reconcile.context import Deps, ReconcileResult
 
 log = logging.getLogger("sparklink.operator")
 
@@ -95,7 +103,7 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
     for pool in desired.pools:
         _write_pool_status(deps, pool, desired, state)
     status = _status(kafka, [condition, *notes], desired, state, config_model)
-    if status.get("listeners") != kafka.status.get("listeners"):
+    if render(status).get("listeners") != kafka.status.get("listeners"):
         result.also = _clients(deps, key)  # they may reach this cluster by its bootstrap name
     result.status_written = deps.write_status(kafka, status)
     return result
@@ -104,9 +112,9 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
 def _fail(deps: Deps, kafka: Resource, result: ReconcileResult, condition: Condition) -> ReconcileResult:
     """NotReady, keeping what the status said about what runs (listeners, cluster id, ...)."""
     result.failed = True
-    kept = {k: v for k, v in kafka.status.items() if k not in ("conditions", "observedGeneration")}
-    status = {**kept, "conditions": [condition], "observedGeneration": kafka.generation}
-    result.status_written = deps.write_status(kafka, prune(status))
+    kept = KafkaStatus.from_json(kafka.status)
+    status = dataclasses.replace(kept, conditions=[condition], observed_generation=kafka.generation)
+    result.status_written = deps.write_status(kafka, status)
     return result
 
 
@@ -116,45 +124,44 @@ def _status(
     desired: model.DesiredCluster,
     state: KafkaState,
     config_model: ConfigModel,
-) -> dict[str, Any]:
+) -> KafkaStatus:
     ok = conditions[0].type == "Ready"
-    return prune(
-        {
-            "conditions": conditions,
-            "observedGeneration": kafka.generation,
-            "listeners": listeners_status(desired.listeners, state.bootstrap) or None,
-            "kafkaNodePools": [{"name": p.name} for p in sorted(desired.pools, key=lambda p: p.name)],
-            "clusterId": state.cluster_id,
-            "kafkaVersion": config_model.version or None,
-            "kafkaMetadataVersion": state.metadata_version or config_model.latest_metadata_version,
-            "operatorLastSuccessfulVersion": (
-                f"sparklink-{__version__}" if ok else kafka.status.get("operatorLastSuccessfulVersion")
-            ),
-        }
+    previous = KafkaStatus.from_json(kafka.status)
+    return KafkaStatus(
+        conditions=conditions,
+        observed_generation=kafka.generation,
+        listeners=listeners_status(desired.listeners, state.bootstrap),
+        kafka_node_pools=[UsedNodePoolStatus(p.name) for p in sorted(desired.pools, key=lambda p: p.name)],
+        cluster_id=state.cluster_id,
+        kafka_version=config_model.version or None,
+        kafka_metadata_version=state.metadata_version or config_model.latest_metadata_version,
+        operator_last_successful_version=f"sparklink-{__version__}"
+        if ok
+        else previous.operator_last_successful_version,
     )
 
 
-def listeners_status(listeners: Sequence[model.Listener], bootstrap: Sequence[tuple[str, int]]) -> list[dict[str, Any]]:
+def listeners_status(listeners: Sequence[model.Listener], bootstrap: Sequence[tuple[str, int]]) -> list[ListenerStatus]:
     """Each served listener with the brokers' real addresses (Strimzi: the bootstrap Service's)."""
     if not bootstrap:
         return []
-    addresses = [{"host": host, "port": port} for host, port in bootstrap]
+    addresses = [ListenerAddress(host, port) for host, port in bootstrap]
     servers = ",".join(f"{host}:{port}" for host, port in bootstrap)
-    return [{"name": lst.name, "addresses": addresses, "bootstrapServers": servers} for lst in listeners if lst.served]
+    return [ListenerStatus(lst.name, addresses, servers) for lst in listeners if lst.served]
 
 
 def _write_pool_status(deps: Deps, pool: model.Pool, desired: model.DesiredCluster, state: KafkaState) -> None:
     ids = state.pool_ids().get(pool.name, [])
-    status = {
-        "conditions": list(pool.warnings),
-        "observedGeneration": pool.resource.generation,
-        "nodeIds": ids,
-        "clusterId": state.cluster_id,
-        "roles": list(pool.roles),
-        "replicas": len(ids),
-        "labelSelector": pool_selector(desired.name, pool.name),
-    }
-    deps.write_status(pool.resource, prune(status))
+    status = KafkaNodePoolStatus(
+        conditions=list(pool.warnings),
+        observed_generation=pool.resource.generation,
+        node_ids=ids,
+        cluster_id=state.cluster_id,
+        roles=list(pool.roles),
+        replicas=len(ids),
+        label_selector=pool_selector(desired.name, pool.name),
+    )
+    deps.write_status(pool.resource, status)
 
 
 def pool_selector(cluster: str, pool: str) -> str:

@@ -1,4 +1,4 @@
-"""KafkaConnect: run the worker group through the runtime, and keep Connect's connectors in line with
+"""KafkaConnect: run the worker group through the host, and keep Connect's connectors in line with
 the KafkaConnectors that name this cluster.
 
 With `strimzi.io/use-connector-resources: "true"` the KafkaConnectors are the truth: a connector that
@@ -10,21 +10,14 @@ Status: Ready / NotReady, url, replicas, labelSelector, connectorPlugins, observ
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from sparklink.operator.connect_client import ConnectClient, ConnectRestError
-from sparklink.operator.hosting import label_selector
 from sparklink.operator.model import annotations as anno
-from sparklink.operator.model import workers
-from sparklink.operator.model.conditions import Condition, ReconcileFailure, not_ready, ready, warning
-from sparklink.operator.model.resources import KAFKA_CONNECTOR, Key, Resource
-from sparklink.operator.reconcile.context import (
-    STARTING_RECHECK_SECONDS,
-    Deps,
-    ReconcileResult,
-    local_addresses,
-    prune,
-)
+from sparklink.operator.model.conditions import REASON_REST, not_ready, ready
+from sparklink.operator.model.resources import KAFKA_CONNECTOR, Key
+from sparklink.operator.model.status import ConnectorPlugin, KafkaConnectStatus
+from sparklink.operator.reconcile import connect_workers
+from sparklink.operator.reconcile.context import Deps, ReconcileResult
 
 log = logging.getLogger("sparklink.operator")
 
@@ -37,38 +30,25 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
         deps.runtime.remove(key)
         return result
     managed = resource.annotations.get(anno.USE_CONNECTOR_RESOURCES, "").lower() == "true"
-    connectors = deps.store.list(KAFKA_CONNECTOR, key.namespace, {anno.CLUSTER_LABEL: key.name})
-    result.also = [c.key for c in connectors]
-    try:
-        resource = local_addresses(deps, resource)
-        settings = workers.from_resource(resource)
-    except ReconcileFailure as exc:
-        result.failed = True
-        result.requeue_after = STARTING_RECHECK_SECONDS if exc.retriable else None
-        result.status_written = deps.write_status(resource, _status(resource, [not_ready(exc.reason, exc.message)]))
-        return result
-    notes = ignored_warnings(settings.ignored_options)
-    state = deps.runtime.ensure(resource, settings)
-    plugins: list[dict[str, Any]] | None = None
-    if settings.replicas == 0:
-        conditions: list[Condition] = [ready(), *notes]
-    elif not state.ready or state.url is None:
-        result.failed = True
-        result.requeue_after = STARTING_RECHECK_SECONDS
-        conditions = [not_ready("Creating", f"Kafka Connect workers are starting: {state.detail}"), *notes]
-    else:
-        conditions = [ready(), *notes]
+    result.also = [c.key for c in deps.store.list(KAFKA_CONNECTOR, key.namespace, {anno.CLUSTER_LABEL: key.name})]
+    group = connect_workers.ensure(deps, resource, "Kafka Connect")
+    readiness = group.problem or ready()
+    result.requeue_after = group.retry_after
+    plugins: list[ConnectorPlugin] | None = None
+    if group.rest_url is not None:
         try:
-            with deps.connect(state.url) as client:
+            with deps.connect(group.rest_url) as client:
                 if managed:
-                    plugins = [{k: p[k] for k in ("class", "type", "version") if k in p} for p in client.plugins()]
+                    plugins = [ConnectorPlugin.from_json(p) for p in client.plugins()]
                     _delete_orphans(client, deps, key)
         except ConnectRestError as exc:
-            result.failed = True
-            result.requeue_after = STARTING_RECHECK_SECONDS
-            conditions = [not_ready("ConnectRestException", str(exc)), *notes]
-    status = _status(resource, conditions, state.url if settings.replicas else None, state.replicas, plugins)
-    result.status_written = deps.write_status(resource, status)
+            readiness = not_ready(REASON_REST, str(exc))
+            result.requeue_after = connect_workers.STARTING_RECHECK_SECONDS
+    result.failed = readiness.type != "Ready"
+    status = KafkaConnectStatus(
+        conditions=[readiness, *group.warnings], observed_generation=resource.generation, connector_plugins=plugins
+    )
+    result.status_written = deps.write_status(resource, group.status(status))
     return result
 
 
@@ -78,29 +58,3 @@ def _delete_orphans(client: ConnectClient, deps: Deps, key: Key) -> None:
     for name in sorted(set(running) - wanted):
         log.info("%s: deleting connector %s, which no KafkaConnector describes", key, name)
         client.delete(name)
-
-
-def ignored_warnings(options: tuple[str, ...]) -> list[Condition]:
-    return [
-        warning("ForbiddenConfigOption", f'Configuration option "{option}" is forbidden and was ignored')
-        for option in options
-    ]
-
-
-def _status(
-    resource: Resource,
-    conditions: list[Condition],
-    url: str | None = None,
-    replicas: int | None = None,
-    plugins: list[dict[str, Any]] | None = None,
-) -> dict[str, object]:
-    return prune(
-        {
-            "conditions": conditions,
-            "observedGeneration": resource.generation,
-            "url": url,
-            "connectorPlugins": plugins,
-            "replicas": replicas,
-            "labelSelector": label_selector(resource),
-        }
-    )

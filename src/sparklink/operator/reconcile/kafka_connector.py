@@ -19,14 +19,16 @@ from sparklink.operator.model.conditions import (
     REASON_NO_SUCH_RESOURCE,
     REASON_RUNTIME,
     Condition,
+    ReconcileFailure,
     not_ready,
     ready,
     warning,
 )
-from sparklink.operator.model.connectors import from_kafka_connector
+from sparklink.operator.model.connectors import ConnectorJob, from_kafka_connector
 from sparklink.operator.model.resources import KAFKA_CONNECT, Key, Resource
-from sparklink.operator.reconcile.connector import ConnectorJob, ConnectorOutcome, connector_failed, failed_task_ids
-from sparklink.operator.reconcile.context import Deps, ReconcileResult, prune
+from sparklink.operator.model.status import KafkaConnectorStatus
+from sparklink.operator.reconcile.connector import ConnectorOutcome, connector_failed, failed_task_ids
+from sparklink.operator.reconcile.context import Deps, ReconcileResult
 
 log = logging.getLogger("sparklink.operator")
 
@@ -39,29 +41,22 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
     if resource is None or resource.deleting:
         return result
     if resource.annotations.get(PAUSE_RECONCILIATION) == "true":
-        status = {
-            "conditions": [Condition("ReconciliationPaused")],
-            "observedGeneration": resource.status.get("observedGeneration", 0),
-        }
+        previous = resource.status.get("observedGeneration", 0)
+        status = KafkaConnectorStatus(
+            conditions=[Condition("ReconciliationPaused")],
+            observed_generation=previous if isinstance(previous, int) else 0,
+        )
         result.status_written = deps.write_status(resource, status)
         return result
-    blocked = _cluster_problem(deps, resource)
-    if blocked is not None:
-        reason, message = blocked
-        log.info("%s: %s", key, message)
-        result.failed = True
-        result.status_written = deps.write_status(resource, _status(resource, None, [not_ready(reason, message)]))
-        return result
-    connect = deps.store.get(Key(KAFKA_CONNECT, key.namespace, resource.labels[anno.CLUSTER_LABEL]))
-    assert connect is not None
+    try:
+        connect = _connect_cluster(deps, resource)
+    except ReconcileFailure as exc:
+        log.info("%s: %s", key, exc.message)
+        return _fail(deps, resource, result, not_ready(exc.reason, exc.message))
     state = deps.runtime.state(connect.key)
     if state is None or not state.ready or state.url is None:
         message = f"Kafka Connect cluster '{connect.name}' in namespace {key.namespace} is not ready yet"
-        result.failed = True
-        result.status_written = deps.write_status(
-            resource, _status(resource, None, [not_ready(REASON_RUNTIME, message)])
-        )
-        return result
+        return _fail(deps, resource, result, not_ready(REASON_RUNTIME, message))
     desired = from_kafka_connector(resource)
     job = ConnectorJob(
         owner=resource,
@@ -75,7 +70,15 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
         log.info("%s: %s", key, ", ".join(outcome.actions))
     conditions = [readiness(outcome), *outcome.conditions, *_ignored(desired.ignored_options)]
     result.failed = conditions[0].type != "Ready"
-    result.status_written = deps.write_status(resource, _status(resource, outcome, conditions))
+    status = KafkaConnectorStatus(
+        conditions=conditions,
+        observed_generation=resource.generation,
+        auto_restart=outcome.auto_restart,
+        connector_status=outcome.status,
+        tasks_max=_tasks_max(resource, outcome),
+        topics=outcome.topics if outcome.status is not None else None,
+    )
+    result.status_written = deps.write_status(resource, status)
     result.requeue_at(outcome.next_check, deps.clock.now())
     return result
 
@@ -95,48 +98,54 @@ def readiness(outcome: ConnectorOutcome) -> Condition:
     return ready()
 
 
-def _cluster_problem(deps: Deps, resource: Resource) -> tuple[str, str] | None:
+def _connect_cluster(deps: Deps, resource: Resource) -> Resource:
+    """The KafkaConnect the `strimzi.io/cluster` label names, read once per reconcile; ReconcileFailure
+    (with Strimzi's reason and message) when there is none or it runs no connectors for resources."""
     cluster = resource.labels.get(anno.CLUSTER_LABEL)
     if not cluster:
-        return (
-            REASON_INVALID_RESOURCE,
+        raise ReconcileFailure(
             f"Resource lacks label '{anno.CLUSTER_LABEL}': No connect cluster in which to create this connector.",
+            REASON_INVALID_RESOURCE,
         )
     connect = deps.store.get(Key(KAFKA_CONNECT, resource.namespace, cluster))
     if connect is None:
-        return (
-            REASON_NO_SUCH_RESOURCE,
+        raise ReconcileFailure(
             f"KafkaConnect resource '{cluster}' identified by label '{anno.CLUSTER_LABEL}' does not exist in "
             f"namespace {resource.namespace}.",
+            REASON_NO_SUCH_RESOURCE,
         )
     if connect.annotations.get(anno.USE_CONNECTOR_RESOURCES, "").lower() != "true":
-        return (
-            REASON_NO_SUCH_RESOURCE,
+        raise ReconcileFailure(
             f"KafkaConnect {cluster} is not configured with annotation {anno.USE_CONNECTOR_RESOURCES}",
+            REASON_NO_SUCH_RESOURCE,
         )
     if connect.spec.get("replicas") == 0:
-        return (REASON_RUNTIME, f"Kafka Connect cluster '{cluster}' in namespace {resource.namespace} has 0 replicas.")
-    return None
+        raise ReconcileFailure(
+            f"Kafka Connect cluster '{cluster}' in namespace {resource.namespace} has 0 replicas.", REASON_RUNTIME
+        )
+    return connect
 
 
-def _status(resource: Resource, outcome: ConnectorOutcome | None, conditions: list[Condition]) -> dict[str, object]:
-    status = outcome.status if outcome is not None else None
+def _fail(deps: Deps, resource: Resource, result: ReconcileResult, condition: Condition) -> ReconcileResult:
+    """NotReady before Connect was asked anything: the last auto-restart status is kept."""
+    result.failed = True
+    status = KafkaConnectorStatus(
+        conditions=[condition],
+        observed_generation=resource.generation,
+        auto_restart=AutoRestartStatus.from_json(resource.status.get("autoRestart")),
+        tasks_max=_tasks_max(resource, None),
+    )
+    result.status_written = deps.write_status(resource, status)
+    return result
+
+
+def _tasks_max(resource: Resource, outcome: ConnectorOutcome | None) -> int:
+    """spec.tasksMax, else as many as Connect runs (Strimzi's status always has tasksMax)."""
     tasks_max = resource.spec.get("tasksMax")
-    if not isinstance(tasks_max, int):
-        tasks_max = len((status or {}).get("tasks", []))
-    auto = (
-        outcome.auto_restart if outcome is not None else AutoRestartStatus.from_json(resource.status.get("autoRestart"))
-    )
-    return prune(
-        {
-            "conditions": conditions,
-            "observedGeneration": resource.generation,
-            "autoRestart": auto.to_json() if auto is not None else None,
-            "connectorStatus": dict(status) if status is not None else None,
-            "tasksMax": tasks_max,
-            "topics": outcome.topics if outcome is not None and status is not None else None,
-        }
-    )
+    if isinstance(tasks_max, int):
+        return tasks_max
+    status = outcome.status if outcome is not None else None
+    return len((status or {}).get("tasks", []))
 
 
 def _ignored(options: tuple[str, ...]) -> list[Condition]:

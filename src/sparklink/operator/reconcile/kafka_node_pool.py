@@ -8,7 +8,8 @@ from __future__ import annotations
 from sparklink.operator.model.conditions import warning
 from sparklink.operator.model.kafka import pool_cluster
 from sparklink.operator.model.resources import KAFKA, Key
-from sparklink.operator.reconcile.context import Deps, ReconcileResult, prune
+from sparklink.operator.model.status import KafkaNodePoolStatus
+from sparklink.operator.reconcile.context import Deps, ReconcileResult
 
 REASON = "NoSuchResourceException"
 
@@ -32,11 +33,12 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
     else:
         return result  # the Kafka's reconcile owns this pool's status
     result.failed = True
-    status = {
-        "conditions": [warning(REASON, message)],
-        "observedGeneration": pool.generation,
-        "nodeIds": pool.status.get("nodeIds"),
-        "clusterId": pool.status.get("clusterId"),
-    }
-    result.status_written = deps.write_status(pool, prune(status))
+    previous = KafkaNodePoolStatus.from_json(pool.status)  # the ids and cluster the pool had stay on record
+    status = KafkaNodePoolStatus(
+        conditions=[warning(REASON, message)],
+        observed_generation=pool.generation,
+        node_ids=previous.node_ids,
+        cluster_id=previous.cluster_id,
+    )
+    result.status_written = deps.write_status(pool, status)
     return result

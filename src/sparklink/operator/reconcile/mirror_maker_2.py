@@ -11,33 +11,26 @@ FAILED state"; Warning conditions of every connector; `connectors` (Connect's st
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
-from sparklink.operator.connect_client import ConnectRestError
-from sparklink.operator.hosting import label_selector
+from sparklink.operator.connect_client import ConnectClient, ConnectRestError
 from sparklink.operator.model import annotations as anno
-from sparklink.operator.model import workers
 from sparklink.operator.model.autorestart import AutoRestartStatus
 from sparklink.operator.model.conditions import (
     REASON_FAILED_FUTURE,
     REASON_REST,
     Condition,
-    ReconcileFailure,
     not_ready,
     ready,
     warning,
 )
-from sparklink.operator.model.connectors import from_mirror_maker_2
+from sparklink.operator.model.connectors import ConnectorJob, DesiredConnector, from_mirror_maker_2
 from sparklink.operator.model.resources import Key, Resource
-from sparklink.operator.reconcile.connector import ConnectorJob, ConnectorOutcome
-from sparklink.operator.reconcile.context import (
-    STARTING_RECHECK_SECONDS,
-    Deps,
-    ReconcileResult,
-    local_addresses,
-    prune,
-)
-from sparklink.operator.reconcile.kafka_connect import ignored_warnings
+from sparklink.operator.model.status import KafkaMirrorMaker2Status
+from sparklink.operator.reconcile import connect_workers
+from sparklink.operator.reconcile.connector import ConnectorOutcome, connector_failed
+from sparklink.operator.reconcile.context import Deps, ReconcileResult
 
 log = logging.getLogger("sparklink.operator")
 
@@ -49,76 +42,94 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
         log.info("%s: deleted, stopping its workers", key)
         deps.runtime.remove(key)
         return result
-    try:
-        resource = local_addresses(deps, resource)
-        settings = workers.from_resource(resource)
-    except ReconcileFailure as exc:
-        result.failed = True
-        result.requeue_after = STARTING_RECHECK_SECONDS if exc.retriable else None
-        result.status_written = deps.write_status(resource, _status(resource, [not_ready(exc.reason, exc.message)]))
-        return result
-    notes = ignored_warnings(settings.ignored_options)
-    state = deps.runtime.ensure(resource, settings)
-    if settings.replicas == 0:
-        result.status_written = deps.write_status(resource, _status(resource, [ready(), *notes], replicas=0))
-        return result
-    if not state.ready or state.url is None:
-        result.failed = True
-        result.requeue_after = STARTING_RECHECK_SECONDS
-        starting = [not_ready("Creating", f"MirrorMaker 2 workers are starting: {state.detail}"), *notes]
-        result.status_written = deps.write_status(resource, _status(resource, starting, replicas=state.replicas))
+    group = connect_workers.ensure(deps, resource, "MirrorMaker 2")
+    result.requeue_after = group.retry_after
+    if group.rest_url is None:  # invalid, starting, or 0 replicas
+        result.failed = group.problem is not None
+        conditions = [group.problem or ready(), *group.warnings]
+        status = KafkaMirrorMaker2Status(conditions=conditions, observed_generation=resource.generation)
+        result.status_written = deps.write_status(resource, group.status(status))
         return result
 
-    desired = from_mirror_maker_2(resource)
+    owner = group.resource
+    desired = from_mirror_maker_2(owner)
     names = [d.name for d in desired]
     previous = {
         s.connector_name: s
-        for s in (AutoRestartStatus.from_json(raw) for raw in resource.status.get("autoRestartStatuses") or [])
+        for s in map(AutoRestartStatus.from_json, owner.status.get("autoRestartStatuses") or [])
         if s is not None and s.connector_name
     }
-    outcomes: list[ConnectorOutcome] = []
-    conditions: list[Condition] = []
-    with deps.connect(state.url) as client:
-        try:
-            for name in sorted(set(client.connectors()) - set(names)):
-                log.info("%s: deleting connector %s, which the resource no longer describes", key, name)
-                client.delete(name)
-        except ConnectRestError as exc:
-            conditions.append(not_ready(REASON_REST, str(exc)))
-        for connector in desired:
-            job = ConnectorJob(
-                owner=resource,
-                desired=connector,
-                requests=anno.mirror_requests(resource.annotations, connector.name, key.namespace, key.name),
-                previous_auto_restart=previous.get(connector.name),
-            )
-            outcome = deps.connectors.reconcile(client, job)
-            if outcome.actions:
-                log.info("%s: connector %s: %s", key, connector.name, ", ".join(outcome.actions))
-            outcomes.append(outcome)
-            result.requeue_at(outcome.next_check, deps.clock.now())
+    with deps.connect(group.rest_url) as client:
+        listing = _delete_undescribed(client, key, names)
+        outcomes = [
+            _reconcile_connector(deps, client, owner, connector, previous.get(connector.name)) for connector in desired
+        ]
+    for outcome in outcomes:
+        result.requeue_at(outcome.next_check, deps.clock.now())
 
-    failure = next((o.failure for o in outcomes if o.failure is not None), None)
-    if conditions:
-        pass  # listing Connect's connectors failed: that NotReady comes first
-    elif failure is not None:
-        conditions.append(not_ready(failure.reason, failure.message))
-    elif any((o.status or {}).get("connector", {}).get("state") == "FAILED" for o in outcomes):
-        conditions.append(not_ready(REASON_FAILED_FUTURE, "One or more connectors are in FAILED state"))
-    else:
-        conditions.append(ready())
-    result.failed = conditions[0].type != "Ready"
-    warnings = [c for o in outcomes for c in o.conditions] + _dangling(resource, names) + notes
+    readiness = listing or _readiness(outcomes)
+    result.failed = readiness.type != "Ready"
+    warnings = [c for o in outcomes for c in o.conditions] + _dangling(resource, names) + list(group.warnings)
     for connector in desired:
-        warnings += ignored_warnings(tuple(f"{connector.name}: {opt}" for opt in connector.ignored_options))
-    auto = sorted(
-        ({**o.auto_restart.to_json(), "connectorName": o.name} for o in outcomes if o.auto_restart is not None),
-        key=lambda s: str(s["connectorName"]),
+        warnings += connect_workers.ignored_warnings(
+            tuple(f"{connector.name}: {opt}" for opt in connector.ignored_options)
+        )
+    status = KafkaMirrorMaker2Status(
+        conditions=[readiness, *warnings],
+        observed_generation=resource.generation,
+        connectors=sorted((o.status for o in outcomes if o.status is not None), key=lambda s: str(s.get("name", ""))),
+        auto_restart_statuses=sorted(
+            (
+                dataclasses.replace(o.auto_restart, connector_name=o.name)
+                for o in outcomes
+                if o.auto_restart is not None
+            ),
+            key=lambda s: s.connector_name or "",
+        ),
     )
-    statuses = sorted((dict(o.status) for o in outcomes if o.status is not None), key=lambda s: str(s.get("name", "")))
-    status = _status(resource, [*conditions, *warnings], state.url, state.replicas, statuses, auto)
-    result.status_written = deps.write_status(resource, status)
+    result.status_written = deps.write_status(resource, group.status(status))
     return result
+
+
+def _delete_undescribed(client: ConnectClient, key: Key, names: list[str]) -> Condition | None:
+    """Delete the connectors Connect runs that the resource no longer describes; NotReady when Connect
+    could not list them (that condition comes first)."""
+    try:
+        for name in sorted(set(client.connectors()) - set(names)):
+            log.info("%s: deleting connector %s, which the resource no longer describes", key, name)
+            client.delete(name)
+    except ConnectRestError as exc:
+        return not_ready(REASON_REST, str(exc))
+    return None
+
+
+def _reconcile_connector(
+    deps: Deps,
+    client: ConnectClient,
+    owner: Resource,
+    connector: DesiredConnector,
+    previous_auto_restart: AutoRestartStatus | None,
+) -> ConnectorOutcome:
+    job = ConnectorJob(
+        owner=owner,
+        desired=connector,
+        requests=anno.mirror_requests(owner.annotations, connector.name, owner.namespace, owner.name),
+        previous_auto_restart=previous_auto_restart,
+    )
+    outcome = deps.connectors.reconcile(client, job)
+    if outcome.actions:
+        log.info("%s: connector %s: %s", owner.key, connector.name, ", ".join(outcome.actions))
+    return outcome
+
+
+def _readiness(outcomes: list[ConnectorOutcome]) -> Condition:
+    """The first connector's failure, else NotReady when a connector FAILED (Strimzi's message), else Ready."""
+    failure = next((o.failure for o in outcomes if o.failure is not None), None)
+    if failure is not None:
+        return not_ready(failure.reason, failure.message)
+    if any(connector_failed(o.status) for o in outcomes):
+        return not_ready(REASON_FAILED_FUTURE, "One or more connectors are in FAILED state")
+    return ready()
 
 
 def _dangling(resource: Resource, names: list[str]) -> list[Condition]:
@@ -143,24 +154,3 @@ def _dangling(resource: Resource, names: list[str]) -> list[Condition]:
             )
         )
     return out
-
-
-def _status(
-    resource: Resource,
-    conditions: list[Condition],
-    url: str | None = None,
-    replicas: int | None = None,
-    connectors: list[dict[str, object]] | None = None,
-    auto_restarts: list[dict[str, object]] | None = None,
-) -> dict[str, object]:
-    return prune(
-        {
-            "conditions": conditions,
-            "observedGeneration": resource.generation,
-            "url": url,
-            "connectors": connectors or None,
-            "autoRestartStatuses": auto_restarts or None,
-            "replicas": replicas,
-            "labelSelector": label_selector(resource),
-        }
-    )

@@ -16,16 +16,13 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING
 
 from sparklink.operator.connect_client import ConnectClient
 from sparklink.operator.model import annotations as anno
 from sparklink.operator.model.conditions import Condition, warning
+from sparklink.operator.model.connectors import ConnectorJob
 from sparklink.operator.model.resources import Resource
 from sparklink.operator.reconcile.ports import Store
-
-if TYPE_CHECKING:
-    from sparklink.operator.reconcile.connector import ConnectorJob, ConnectorOutcome
 
 log = logging.getLogger("sparklink.operator")
 
@@ -34,12 +31,13 @@ class OffsetsError(Exception):
     pass
 
 
-def manage(client: ConnectClient, store: Store, job: ConnectorJob, out: ConnectorOutcome) -> list[Condition]:
+def manage(client: ConnectClient, store: Store, job: ConnectorJob) -> tuple[list[Condition], list[str]]:
+    """Carry out the offsets request of `job`, if any: the Warning conditions and the actions taken (for the log)."""
     request = job.requests.offsets
     if request is None:
-        return []
+        return [], []
     if isinstance(request, anno.Invalid):
-        return [warning(request.reason, request.message)]
+        return [warning(request.reason, request.message)], []
     owner, name = job.owner, job.desired.name
     key = anno.offsets_config_map_key(owner.kind, name)
     prefix = f"{owner.namespace}/{owner.kind}/{owner.name}:"
@@ -51,16 +49,16 @@ def manage(client: ConnectClient, store: Store, job: ConnectorJob, out: Connecto
                     "ListOffsets",
                     f"Failed to list the connector offsets due to missing property listOffsets in {owner.kind} CR.",
                 )
-            ]
+            ], []
         try:
             offsets = client.offsets(name)
             store.write_config_map_entry(owner, target, key, json.dumps(offsets, indent=2), _labels(owner))
         except Exception as exc:
             message = f"Encountered error listing connector offsets. {exc}"
             log.warning("%s %s", prefix, message)
-            return [warning("ListOffsets", message)]
+            return [warning("ListOffsets", message)], []
         log.info("%s offsets of connector %s written to ConfigMap %s (key %s)", prefix, name, target, key)
-        out.actions.append("listed offsets")
+        action = "listed offsets"
     elif request.op == "alter":
         source = job.desired.alter_offsets_from
         if source is None:
@@ -69,16 +67,16 @@ def manage(client: ConnectClient, store: Store, job: ConnectorJob, out: Connecto
                     "AlterOffsets",
                     f"Failed to alter the connector offsets due to missing property alterOffsets in {owner.kind} CR.",
                 )
-            ]
+            ], []
         try:
             _require_stopped(client, name)
             client.alter_offsets(name, _offsets_for_alter(store, owner.namespace, source, key))
         except Exception as exc:
             message = f"Encountered error altering connector offsets. {exc}"
             log.warning("%s %s", prefix, message)
-            return [warning("AlterOffsets", message)]
+            return [warning("AlterOffsets", message)], []
         log.info("%s offsets of connector %s were altered from ConfigMap %s", prefix, name, source)
-        out.actions.append("altered offsets")
+        action = "altered offsets"
     else:
         try:
             _require_stopped(client, name)
@@ -86,11 +84,11 @@ def manage(client: ConnectClient, store: Store, job: ConnectorJob, out: Connecto
         except Exception as exc:
             message = f"Encountered error resetting connector offsets. {exc}"
             log.warning("%s %s", prefix, message)
-            return [warning("ResetOffsets", message)]
+            return [warning("ResetOffsets", message)], []
         log.info("%s offsets of connector %s were reset", prefix, name)
-        out.actions.append("reset offsets")
+        action = "reset offsets"
     store.remove_annotations(owner, list(job.requests.offsets_annotations))
-    return []
+    return [], [action]
 
 
 def _require_stopped(client: ConnectClient, name: str) -> None:

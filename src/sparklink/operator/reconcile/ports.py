@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from sparklink.operator.model.resources import Key, Resource
 
@@ -15,7 +15,7 @@ class Store(Protocol):
 
     def list(self, kind: str, namespace: str | None, labels: Mapping[str, str] | None = None) -> list[Resource]: ...
 
-    def write_status(self, resource: Resource, status: Mapping[str, Any]) -> None:
+    def write_status(self, resource: Resource, status: Mapping[str, object]) -> None:
         """Replace the resource's status through the /status subresource."""
         ...
 

@@ -5,6 +5,8 @@
 // kafka-<version>-config-model.json, generated at its build; sparklink generates them once per jar set.
 // Run as a single-file program: java -cp <kafka jars> KafkaConfigModel.java <output.json>
 import java.io.IOException;
+import java.io.InputStream;
+import java.util.Properties;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,13 +15,20 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.kafka.common.config.ConfigDef;
-import org.apache.kafka.common.utils.AppInfoParser;
 import org.apache.kafka.server.config.AbstractKafkaConfig;
 import org.apache.kafka.server.common.MetadataVersion;
 import org.apache.kafka.server.config.DynamicBrokerConfig;
 
 public class KafkaConfigModel {
     public static void main(String[] args) throws IOException {
+        // The version kafka-clients records in its jar (what AppInfoParser reads; that class moved to an
+        // internals package in Kafka 4.4, the resource did not).
+        Properties release = new Properties();
+        try (InputStream in = ConfigDef.class.getResourceAsStream("/kafka/kafka-version.properties")) {
+            if (in != null) {
+                release.load(in);
+            }
+        }
         Map<String, ConfigDef.ConfigKey> keys = new TreeMap<>(AbstractKafkaConfig.CONFIG_DEF.configKeys());
         List<String> entries = new ArrayList<>();
         for (ConfigDef.ConfigKey key : keys.values()) {
@@ -35,7 +44,7 @@ public class KafkaConfigModel {
                 versions.add(quote(version.version()));
             }
         }
-        String json = "{\"version\": " + quote(AppInfoParser.getVersion())
+        String json = "{\"version\": " + quote(release.getProperty("version", "unknown"))
             + ", \"latestMetadataVersion\": " + quote(MetadataVersion.LATEST_PRODUCTION.version())
             + ", \"metadataVersions\": [" + String.join(", ", versions) + "]"
             + ", \"configs\": {\n  " + String.join(",\n  ", entries) + "\n}}\n";

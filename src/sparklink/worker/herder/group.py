@@ -214,10 +214,7 @@ class WorkerGroupMember:
                 for m in members
             }
         offset, configured = snapshot
-        running = {
-            m: Work.of(body["connectors"], (ConnectorTaskId(c, int(t)) for c, t in body["tasks"]))
-            for m, body in members.items()
-        }
+        running = {m: _work(body["connectors"], body["tasks"]) for m, body in members.items()}
         decision = self._assignor.assign(configured, running, self._last_completed_generation, generation)
         self.leader_state = LeaderState({m: b["url"] for m, b in members.items()}, dict(decision.running_after))
         log.info(
@@ -277,7 +274,7 @@ class WorkerGroupMember:
 
 
 def _work(connectors: list[str], tasks: list[list[Any]]) -> Work:
-    return Work.of(connectors, (ConnectorTaskId(str(c), int(t)) for c, t in tasks))
+    return Work.of(connectors, (ConnectorTaskId(connector=str(c), task=int(t)) for c, t in tasks))
 
 
 def _assignment_body(

@@ -16,7 +16,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
-from sparklink.api.config import ConfigKey
 from sparklink.api.connector import ConnectorContext
 from sparklink.api.errors import AlreadyExistsError, BadRequestError, NotFoundError
 from sparklink.api.files import FileAccess
@@ -27,6 +26,7 @@ from sparklink.worker.herder import offsets, restarts, validation
 from sparklink.worker.herder.lifecycle import Lifecycle, trace
 from sparklink.worker.herder.model import (
     ConfigInfos,
+    ConfigKeyInfo,
     ConnectorInfo,
     ConnectorOffset,
     ConnectorState,
@@ -38,9 +38,11 @@ from sparklink.worker.herder.model import (
     TaskInfo,
     TaskMetrics,
     TaskState,
+    config_key_info,
 )
 from sparklink.worker.herder.runner import ConnectorRunner
 from sparklink.worker.plugins import Plugins
+from sparklink.worker.request_signing import RequestSignature
 from sparklink.worker.storage.config import ConfigStore, RestartRequest
 from sparklink.worker.storage.group_offsets import GroupOffsetStore
 from sparklink.worker.storage.offsets import OffsetStore
@@ -134,17 +136,19 @@ class StandaloneHerder:
 
     def connector_info(self, name: str) -> ConnectorInfo:
         config = self.connector_config(name)
-        tasks = tuple(ConnectorTaskId(name, i) for i in range(len(self.configs.task_configs(name))))
-        return ConnectorInfo(name, config, tasks, self._type_of(config))
+        tasks = [ConnectorTaskId(connector=name, task=i) for i in range(len(self.configs.task_configs(name)))]
+        return ConnectorInfo(name=name, config=config, tasks=tasks, type=self._type_of(config))
 
     def connector_status(self, name: str) -> ConnectorStateInfo:
         status = self.statuses.connector(name)
         config = self.configs.connector_config(name)
         if status is None or config is None:
             raise NotFoundError(f"No status found for connector {name}")
-        tasks = tuple(_task_state(i, s) for i, s in sorted(self.statuses.tasks(name).items()))
-        connector = ConnectorState(status.state, status.worker_id, status.trace, status.version)
-        return ConnectorStateInfo(name, connector, tasks, self._type_of(config))
+        tasks = [_task_state(i, s) for i, s in sorted(self.statuses.tasks(name).items())]
+        connector = ConnectorState(
+            state=status.state, worker_id=status.worker_id, trace=status.trace, version=status.version
+        )
+        return ConnectorStateInfo(name=name, connector=connector, tasks=tasks, type=self._type_of(config))
 
     def task_status(self, name: str, task_id: int) -> TaskState:
         status = self.statuses.task(name, task_id)
@@ -154,7 +158,10 @@ class StandaloneHerder:
 
     def task_configs(self, name: str) -> list[TaskInfo]:
         self.connector_config(name)
-        return [TaskInfo(ConnectorTaskId(name, i), c) for i, c in enumerate(self.configs.task_configs(name))]
+        return [
+            TaskInfo(id=ConnectorTaskId(connector=name, task=i), config=c)
+            for i, c in enumerate(self.configs.task_configs(name))
+        ]
 
     # ------------------------------------------------------------------ config changes
     def create_connector(self, name: str, config: RawConfig, initial_state: TargetState | None = None) -> ConnectorInfo:
@@ -250,7 +257,9 @@ class StandaloneHerder:
             self.worker.stop_task(name, task_id)
             self._run.start_task(name, task_id, task_configs[task_id])
 
-    def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
+    def put_task_configs(
+        self, name: str, configs: list[dict[str, str]], signature: RequestSignature | None = None
+    ) -> None:
         raise BadRequestError(
             "Task configs are only accepted from other workers of a group; this worker runs standalone "
             "(set sparklink.worker.mode=distributed to form a group)"
@@ -261,7 +270,7 @@ class StandaloneHerder:
         config = self.connector_config(name)
         if self._type_of(config) == "sink":
             return offsets.sink_entries(self.group_offsets.read(sink_group(name, config)))
-        return [ConnectorOffset(p, o) for p, o in self.offsets.get(name)]
+        return [ConnectorOffset(partition=p, offset=o) for p, o in self.offsets.get(name)]
 
     def alter_offsets(self, name: str, entries: Sequence[ConnectorOffset]) -> str:
         return self._modify_offsets(name, entries)
@@ -289,20 +298,23 @@ class StandaloneHerder:
 
     # ------------------------------------------------------------------ plugins and metrics
     def plugins(self, connectors_only: bool = True) -> list[PluginInfo]:
-        connectors = [PluginInfo(d.class_name, d.type, d.cls().version()) for d in self._plugins.all()]
+        connectors = [
+            PluginInfo(class_name=d.class_name, type=d.type, version=d.cls().version()) for d in self._plugins.all()
+        ]
         if connectors_only:
             return connectors
         # Connect's order: connectors, then transformations, predicates, converters, header converters.
-        return connectors + [PluginInfo(c.class_name, kind, c.version()) for c, kind in transform_catalog.listing()]
+        others = transform_catalog.listing()
+        return connectors + [PluginInfo(class_name=c.class_name, type=kind, version=c.version()) for c, kind in others]
 
-    def plugin_config(self, plugin: str) -> list[ConfigKey]:
+    def plugin_config(self, plugin: str) -> list[ConfigKeyInfo]:
         desc = self._plugins.find(plugin)
         if desc is None:
             other = transform_catalog.find_any(plugin)
             if other is None:
                 raise NotFoundError(f"Unknown plugin {plugin}.")
-            return list(other.config_def().keys.values())
-        return list(validation.definition(desc).keys.values())
+            return [config_key_info(k) for k in other.config_def().keys.values()]
+        return [config_key_info(k) for k in validation.definition(desc).keys.values()]
 
     def validate(self, plugin: str, config: RawConfig) -> ConfigInfos:
         return validation.config_infos(self._plugins, plugin, config, self.config.tasks_max_limit, self.files)
@@ -371,4 +383,6 @@ class _Context:
 
 
 def _task_state(task_id: int, status: Status) -> TaskState:
-    return TaskState(status.state, status.worker_id, status.trace, status.version, id=task_id)
+    return TaskState(
+        id=task_id, state=status.state, worker_id=status.worker_id, trace=status.trace, version=status.version
+    )

@@ -1,107 +1,208 @@
-"""What the control plane answers with, and the `Herder` Protocol every front end talks to.
+"""Connect's wire entities as pydantic models, and the `Herder` Protocol every front end talks to.
 
-The REST API, the CLI and (later) a distributed herder share this interface; it holds no storage or
-execution types. Answers are frozen dataclasses that `rest/entities.py` turns into Connect's JSON.
+The herder answers with these models and the REST API renders them as they are (`Entity.json_body`):
+Connect's JSON byte for byte (runtime/rest/entities: key names, nulls, traces left out when empty,
+the `version` filter), and FastAPI publishes them in the OpenAPI schema. The routes, the fast reads
+and the CLI therefore share one declaration of each shape. Only pydantic and the SPI's types are
+imported here (the `wire-model` import contract keeps it so): no web framework, stores or execution.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Literal, NamedTuple, Protocol, TypeAlias
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Literal, Protocol, TypeAlias
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    GetPydanticSchema,
+    JsonValue,
+    WithJsonSchema,
+)
+from pydantic_core import core_schema
 
 from sparklink.api.config import ConfigKey
 from sparklink.api.states import State, TargetState
 
-JsonValue: TypeAlias = str | int | float | bool | list["JsonValue"] | dict[str, "JsonValue"] | None
+if TYPE_CHECKING:
+    from sparklink.worker.request_signing import RequestSignature
+
 ConnectorType = Literal["source", "sink", "unknown"]
 RawConfig = Mapping[str, str | None]
 """A connector config as a request sent it; null values are reported as errors, not dropped."""
 
+# Python sees the precise types; on the wire and in the published schema a type and a state are plain
+# strings and an offset is any JSON, as in Connect's entities. Offsets are not validated here: the
+# herder checks their shape and answers a 400 that says what is wrong.
+WireType = Annotated[ConnectorType, WithJsonSchema({"type": "string"})]
+WireJson = Annotated[JsonValue, GetPydanticSchema(lambda _type, _handler: core_schema.any_schema())]
+if TYPE_CHECKING:
+    WireState: TypeAlias = State
+else:
+    # A State, validated from its string. FastAPI publishes every enum named in a field's annotation
+    # as a schema of its own, so the annotation it reads names only `str`.
+    WireState = Annotated[str, AfterValidator(State)]
+# An empty trace is no trace: Connect leaves `trace` out unless there is one.
+Trace = Annotated[str | None, BeforeValidator(lambda value: value or None)]
 
-class ConnectorTaskId(NamedTuple):
+
+def _none(value: object) -> bool:
+    return value is None
+
+
+def _undefined(value: object) -> bool:
+    # PluginInfo.NoVersionFilter: a version Connect could not determine is left out; null stays.
+    return value == "undefined"
+
+
+class Entity(BaseModel):
+    # Built by field name (`populate_by_name`), rendered by alias (PluginInfo's `class`).
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+    def json_body(self) -> object:
+        """The JSON value Connect sends for this entity."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class ErrorMessage(Entity):
+    error_code: int
+    message: str
+
+
+class ServerInfo(Entity):
+    version: str
+    commit: str
+    kafka_cluster_id: str
+
+
+class WorkerStatus(Entity):
+    status: str
+    message: str
+
+
+class Message(Entity):
+    message: str
+
+
+class ConnectorTaskId(Entity):
+    # A task's address, also the key of the group's assignments: ordered by connector, then task.
     connector: str
     task: int
 
+    def __lt__(self, other: ConnectorTaskId) -> bool:
+        return (self.connector, self.task) < (other.connector, other.task)
 
-@dataclass(frozen=True)
-class ConnectorInfo:
+
+class ConnectorInfo(Entity):
     name: str
-    config: Mapping[str, str]
-    tasks: tuple[ConnectorTaskId, ...]
-    type: ConnectorType
+    config: dict[str, str]
+    tasks: list[ConnectorTaskId]
+    type: WireType
 
 
-@dataclass(frozen=True)
-class TaskInfo:
+class TaskInfo(Entity):
     id: ConnectorTaskId
-    config: Mapping[str, str]
+    config: dict[str, str]
 
 
-@dataclass(frozen=True)
-class ConnectorState:
-    state: State
+class ConnectorState(Entity):
+    state: WireState
     worker_id: str
-    trace: str | None = None
-    version: str | None = None
+    trace: Trace = Field(default=None, exclude_if=_none)
+    version: str | None = Field(default=None, exclude_if=_undefined)
 
 
-@dataclass(frozen=True)
-class TaskState(ConnectorState):
-    id: int = field(kw_only=True)
+class TaskState(Entity):
+    # Not a ConnectorState subclass: Connect writes `id` first.
+    id: int
+    state: WireState
+    worker_id: str
+    trace: Trace = Field(default=None, exclude_if=_none)
+    version: str | None = Field(default=None, exclude_if=_undefined)
 
 
-@dataclass(frozen=True)
-class ConnectorStateInfo:
+class ConnectorStateInfo(Entity):
     name: str
     connector: ConnectorState
-    tasks: tuple[TaskState, ...]
-    type: ConnectorType
+    tasks: list[TaskState]
+    type: WireType
 
 
-@dataclass(frozen=True)
-class ConnectorOffset:
-    """One source partition (or sink topic partition) and its offset; None offset = remove it.
-
-    Values are JSON as the request carried it: the herder checks their shape (a 400 says what is wrong).
-    """
-
-    partition: JsonValue
-    offset: JsonValue
+class ConnectorOffset(Entity):
+    # One source partition (or sink topic partition) and its offset; a None offset removes it.
+    partition: WireJson
+    offset: WireJson
 
 
-@dataclass(frozen=True)
-class PluginInfo:
-    class_name: str
+class ConnectorOffsets(Entity):
+    offsets: list[ConnectorOffset]
+
+
+class PluginInfo(Entity):
+    class_name: str = Field(validation_alias="class", serialization_alias="class")
     type: str
     version: str
 
 
-@dataclass(frozen=True)
-class ConfigValueInfo:
+class ConfigKeyInfo(Entity):
+    name: str
+    type: str
+    required: bool
+    default_value: str | None
+    importance: str
+    documentation: str
+    group: str | None
+    order_in_group: int
+    width: str
+    display_name: str
+    dependents: list[str]
+
+
+def config_key_info(key: ConfigKey) -> ConfigKeyInfo:
+    """A config declaration as `/config` and `/config/validate` show it (AbstractHerder#convertConfigKey)."""
+    return ConfigKeyInfo(
+        name=key.name,
+        type=key.type,
+        required=key.required,
+        default_value=key.default_string(),
+        importance=key.importance,
+        documentation=key.documentation,
+        group=key.group,
+        order_in_group=key.order,
+        width=key.width,
+        display_name=key.display_name or key.name,
+        dependents=[],
+    )
+
+
+class ConfigValueInfo(Entity):
     name: str
     value: str | None
-    recommended_values: tuple[str, ...]
-    errors: tuple[str, ...]
-    visible: bool = True
+    recommended_values: list[str]
+    errors: list[str]
+    visible: bool
 
 
-@dataclass(frozen=True)
-class ConfigInfo:
-    definition: ConfigKey | None
+class ConfigInfo(Entity):
+    definition: ConfigKeyInfo | None
     value: ConfigValueInfo
 
 
-@dataclass(frozen=True)
-class ConfigInfos:
+class ConfigInfos(Entity):
     name: str
     error_count: int
-    groups: tuple[str, ...]
-    configs: tuple[ConfigInfo, ...]
+    groups: list[str]
+    configs: list[ConfigInfo]
 
 
 @dataclass(frozen=True)
 class TaskMetrics:
+    """A task's counters for `/metrics` (Prometheus text, not one of Connect's entities)."""
+
     connector: str
     task: int
     records: int
@@ -150,8 +251,10 @@ class Herder(Protocol):
         ...
 
     def restart_task(self, name: str, task_id: int) -> None: ...
-    def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
-        """Internal: the leader of a group writes task configs another worker generated."""
+    def put_task_configs(
+        self, name: str, configs: list[dict[str, str]], signature: RequestSignature | None = None
+    ) -> None:
+        """Internal: the leader of a group writes task configs another worker generated and signed (KIP-507)."""
         ...
 
     # offsets (KIP-875) and active topics (KIP-558)
@@ -166,7 +269,10 @@ class Herder(Protocol):
         """Connector plugins; with connectors_only=False also transformations, predicates and converters."""
         ...
 
-    def plugin_config(self, plugin: str) -> list[ConfigKey]: ...
+    def plugin_config(self, plugin: str) -> list[ConfigKeyInfo]:
+        """The plugin's config declarations (Connect's Herder#connectorPluginConfig)."""
+        ...
+
     def validate(self, plugin: str, config: RawConfig) -> ConfigInfos: ...
 
     # metrics

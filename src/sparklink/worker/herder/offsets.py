@@ -13,10 +13,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
+from pydantic import JsonValue
+
 from sparklink.api.connector import Offset, Partition
 from sparklink.api.errors import BadRequestError
 from sparklink.api.task_config import sink_group
-from sparklink.worker.herder.model import ConnectorOffset, JsonValue
+from sparklink.worker.herder.model import ConnectorOffset
 from sparklink.worker.herder.runner import ConnectorRunner
 from sparklink.worker.storage.group_offsets import GroupOffsetStore
 from sparklink.worker.storage.offsets import OffsetStore
@@ -103,7 +105,7 @@ def _integer(value: JsonValue, message: str) -> int:
 def sink_entries(committed: Mapping[TopicPartitionKey, int]) -> list[ConnectorOffset]:
     """A group's committed offsets as Connect shows them, sorted by topic and partition."""
     return [
-        ConnectorOffset({TOPIC_KEY: topic, PARTITION_KEY: partition}, {OFFSET_KEY: offset})
+        ConnectorOffset(partition={TOPIC_KEY: topic, PARTITION_KEY: partition}, offset={OFFSET_KEY: offset})
         for (topic, partition), offset in sorted(committed.items())
     ]
 
@@ -153,7 +155,7 @@ class Editor:
                 self.group_offsets.alter(name, group, changes)
             return handled
         if entries is None:
-            entries = [ConnectorOffset(p, None) for p, _ in self.source_offsets.get(name)]
+            entries = [ConnectorOffset(partition=p, offset=None) for p, _ in self.source_offsets.get(name)]
         check_source(entries)
         handled = self.worker.connector_alter_offsets(name, config, pairs(entries))
         self.source_offsets.put(name, pairs(entries))

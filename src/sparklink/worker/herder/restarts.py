@@ -6,7 +6,7 @@ construction. Caller: the herder.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from sparklink.api.states import State
 from sparklink.worker.herder.model import ConnectorStateInfo
@@ -37,6 +37,7 @@ def build_plan(request: RestartRequest, connector: Status, tasks: dict[int, Stat
 
 def marked(plan: RestartPlan, current: ConnectorStateInfo) -> ConnectorStateInfo:
     """The 202 body: the current statuses with what the plan restarts shown as RESTARTING."""
-    connector = replace(current.connector, state=State.RESTARTING) if plan.restart_connector else current.connector
-    tasks = tuple(replace(t, state=State.RESTARTING) if t.id in plan.task_ids else t for t in current.tasks)
-    return replace(current, connector=connector, tasks=tasks)
+    restarting = {"state": State.RESTARTING}
+    connector = current.connector.model_copy(update=restarting) if plan.restart_connector else current.connector
+    tasks = [t.model_copy(update=restarting) if t.id in plan.task_ids else t for t in current.tasks]
+    return current.model_copy(update={"connector": connector, "tasks": tasks})

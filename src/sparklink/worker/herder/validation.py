@@ -20,11 +20,13 @@ from sparklink.api.files import FileAccess
 from sparklink.api.task_config import CONNECTOR_CLASS, TASKS_MAX, TASKS_MAX_ENFORCE, TOPICS
 from sparklink.worker import connector_config
 from sparklink.worker.config import WorkerConfig
-from sparklink.worker.herder.model import ConfigInfo, ConfigInfos, ConfigValueInfo, RawConfig
+from sparklink.worker.herder.model import ConfigInfo, ConfigInfos, ConfigValueInfo, RawConfig, config_key_info
 from sparklink.worker.plugins import PluginDesc, Plugins
 from sparklink.worker.transforms import enrichment
 
 NULL_VALUE = "Null value can not be supplied as the configuration value."
+# Connect 4.4 stopped quoting the whole config here (4.3 printed it, secrets included).
+NO_CONNECTOR_TYPE = "Connector config contains no connector type"
 
 
 def tasks_max_enforce(config: Mapping[str, str]) -> bool:
@@ -119,7 +121,7 @@ def validated(
     raw = {**raw, "name": name}
     connector_class = raw.get(CONNECTOR_CLASS)
     if not connector_class:
-        raise BadRequestError(f"Connector config {java_map(raw)} contains no connector type")
+        raise BadRequestError(NO_CONNECTOR_TYPE)
     plugins.resolve(connector_class)
     errors = {k: v for k, v in validate(plugins, raw, tasks_limit, files).items() if v}
     if errors:
@@ -149,7 +151,7 @@ def config_infos(
     """The `/connector-plugins/{plugin}/config/validate` answer (Connect's ConfigInfos)."""
     connector_class = config.get(CONNECTOR_CLASS)
     if not connector_class:
-        raise BadRequestError(f"Connector config {java_map(config)} contains no connector type")
+        raise BadRequestError(NO_CONNECTOR_TYPE)
     if not _same_type(connector_class, plugin):
         raise BadRequestError(f"Included connector type {connector_class} does not match request type {plugin}")
     keys = validated_keys(plugins.resolve(connector_class), {k: v for k, v in config.items() if v is not None})
@@ -160,15 +162,16 @@ def config_infos(
         value = ConfigValueInfo(
             name=name,
             value=config.get(name, key.default_string() if key else None),
-            recommended_values=key.recommended if key else (),
-            errors=tuple(errors.get(name, [])),
+            recommended_values=list(key.recommended) if key else [],
+            errors=errors.get(name, []),
+            visible=True,
         )
-        configs.append(ConfigInfo(key, value))
+        configs.append(ConfigInfo(definition=config_key_info(key) if key else None, value=value))
     return ConfigInfos(
         name=connector_class,
         error_count=sum(len(e) for e in errors.values()),
-        groups=tuple(dict.fromkeys(k.group for k in keys.values() if k.group)),
-        configs=tuple(configs),
+        groups=list(dict.fromkeys(k.group for k in keys.values() if k.group)),
+        configs=configs,
     )
 
 
@@ -177,8 +180,3 @@ def _same_type(connector_class: str, plugin: str) -> bool:
     a = connector_class.removesuffix("Connector")
     b = plugin.removesuffix("Connector")
     return a.endswith(b) or b.endswith(a)
-
-
-def java_map(config: RawConfig) -> str:
-    """A map as Java's toString writes it, which Connect's messages quote."""
-    return "{" + ", ".join(f"{k}={v}" for k, v in config.items()) + "}"

@@ -29,6 +29,7 @@ from sparklink.worker.rest import (
     metrics,
     openapi,
     plugins,
+    responses,
     root,
 )
 from sparklink.worker.rest.body import BodyLimit
@@ -60,7 +61,7 @@ class RefuseWritesWhileStarting:
         if scope["type"] == "http" and scope["method"] not in ("GET", "HEAD"):
             herder = self.herder()
             if herder is None or not herder.ready:
-                await errors.error_body(503, deps.STARTING)(scope, receive, send)
+                await responses.error_body(503, deps.STARTING)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
@@ -69,6 +70,7 @@ def create_app(herder: Herder | None = None, security: settings.RestSecurity | N
     """The app; `security` (None: no listeners known, as in unit tests) adds the guards it configures."""
     app = FastAPI(title="sparklink Connect REST API", version=__version__, redirect_slashes=False)
     app.state.herder = herder
+    app.state.peer_tls = security.peer_tls if security is not None else settings.PeerTls({})
     errors.install(app)
     openapi.install(app)
     app.include_router(root.router)

@@ -20,7 +20,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sparklink.api.errors import BadRequestError
-from sparklink.worker.rest.errors import error_body
+from sparklink.worker.rest.responses import error_body
 
 MAX_BODY_BYTES = 1024 * 1024
 MAX_DEPTH = 64

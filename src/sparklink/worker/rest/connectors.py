@@ -1,4 +1,8 @@
-"""`/connectors` routes: parse the request, make one herder call, shape Connect's JSON."""
+"""`/connectors` routes: parse the request, make one herder call, render the herder's wire entity.
+
+The four polled reads (the list, a connector, its status and its config) are also answered by
+fast_reads.py without routing, with the same herder call and `responses.answer`.
+"""
 
 from __future__ import annotations
 
@@ -12,18 +16,20 @@ from starlette.concurrency import run_in_threadpool
 
 from sparklink.api.errors import BadRequestError, NotFoundError
 from sparklink.api.states import TargetState
-from sparklink.worker.herder import model
-from sparklink.worker.rest import openapi
-from sparklink.worker.rest.body import as_config, json_body, parse_bool
-from sparklink.worker.rest.deps import HerderDep
-from sparklink.worker.rest.entities import (
+from sparklink.worker.herder.model import (
     ConnectorInfo,
+    ConnectorOffset,
     ConnectorOffsets,
     ConnectorStateInfo,
     Message,
     TaskInfo,
     TaskState,
 )
+from sparklink.worker.request_signing import RequestSignature
+from sparklink.worker.rest import openapi
+from sparklink.worker.rest.body import as_config, json_body, parse_bool
+from sparklink.worker.rest.deps import HerderDep
+from sparklink.worker.rest.responses import answer
 
 router = APIRouter(prefix="/connectors", tags=["connectors"], responses=openapi.ERRORS)
 
@@ -49,9 +55,9 @@ async def list_connectors(
         entry: dict[str, Any] = {}
         try:
             if "status" in expand:
-                entry["status"] = ConnectorStateInfo.of(herder.connector_status(name)).json_body()
+                entry["status"] = herder.connector_status(name).json_body()
             if "info" in expand:
-                entry["info"] = ConnectorInfo.of(herder.connector_info(name)).json_body()
+                entry["info"] = herder.connector_info(name).json_body()
         except NotFoundError:
             continue  # deleted while we were listing
         out[name] = entry
@@ -86,21 +92,21 @@ async def create_connector(herder: HerderDep, request: Request) -> JSONResponse:
     return _created(request, info)
 
 
-def _created(request: Request, info: model.ConnectorInfo) -> JSONResponse:
+def _created(request: Request, info: ConnectorInfo) -> JSONResponse:
     # Absolute and percent-encoded, as Jersey's UriBuilder makes it: a header value must be plain ASCII.
     location = f"{str(request.base_url).rstrip('/')}/connectors/{quote(info.name, safe='')}"
-    return JSONResponse(ConnectorInfo.of(info).json_body(), status_code=201, headers={"Location": location})
+    return answer(info, 201, {"Location": location})
 
 
+# The herder's entity is rendered as it is: no response-model validation pass per request.
 @router.get("/{name}", response_model=ConnectorInfo)
-async def get_connector(herder: HerderDep, name: str) -> ConnectorInfo:
-    return ConnectorInfo.of(herder.connector_info(name))
+async def get_connector(herder: HerderDep, name: str) -> JSONResponse:
+    return answer(herder.connector_info(name))
 
 
 @router.get("/{name}/config", response_model=dict[str, str])
 async def get_config(herder: HerderDep, name: str) -> JSONResponse:
-    # The stored config is already a str -> str map: no response-model validation pass per request.
-    return JSONResponse(herder.connector_config(name))
+    return answer(herder.connector_config(name))
 
 
 @router.put(
@@ -114,23 +120,23 @@ async def put_config(herder: HerderDep, name: str, request: Request) -> JSONResp
     created, info = await _in_thread(herder.put_connector_config, name, config)
     if created:
         return _created(request, info)
-    return JSONResponse(ConnectorInfo.of(info).json_body(), status_code=200)
+    return answer(info)
 
 
 @router.patch("/{name}/config", response_model=ConnectorInfo, openapi_extra=openapi.body(openapi.CONFIG_MAP))
 async def patch_config(herder: HerderDep, name: str, request: Request) -> ConnectorInfo:
     patch = as_config(await json_body(request), "config patch")
-    return ConnectorInfo.of(await _in_thread(herder.patch_connector_config, name, patch))
+    return await _in_thread(herder.patch_connector_config, name, patch)
 
 
 @router.get("/{name}/status", response_model=ConnectorStateInfo)
 async def get_status(herder: HerderDep, name: str) -> JSONResponse:
-    return JSONResponse(ConnectorStateInfo.of(herder.connector_status(name)).json_body())
+    return answer(herder.connector_status(name))
 
 
 @router.get("/{name}/tasks", response_model=list[TaskInfo])
 async def get_tasks(herder: HerderDep, name: str) -> list[TaskInfo]:
-    return [TaskInfo.of(t) for t in herder.task_configs(name)]
+    return herder.task_configs(name)
 
 
 @router.get("/{name}/tasks-config")
@@ -142,17 +148,19 @@ async def get_tasks_config(herder: HerderDep, name: str) -> dict[str, dict[str, 
 async def get_task_status(herder: HerderDep, name: str, task: str) -> JSONResponse:
     if not task.lstrip("-").isdigit():
         raise NotFoundError(f"No status found for task {name}-{task}")
-    return JSONResponse(TaskState.of(herder.task_status(name, int(task))).json_body())
+    return answer(herder.task_status(name, int(task)))
 
 
 @router.post("/{name}/tasks", status_code=204, include_in_schema=False)
 async def put_task_configs(herder: HerderDep, name: str, request: Request) -> Response:
-    """Internal (Connect's InternalConnectResource): a connector's owner hands its task configs to the leader."""
+    """Internal (Connect's InternalConnectResource): a connector's owner hands its task configs to the leader,
+    signed with the group's session key over the body's bytes as received (KIP-507; the herder verifies)."""
     body = await json_body(request)
     if not isinstance(body, list) or not all(isinstance(t, dict) for t in body):
         raise BadRequestError("Task configs must be a JSON array of objects")
     configs = [{str(k): str(v) for k, v in t.items()} for t in body]
-    await _in_thread(herder.put_task_configs, name, configs)
+    signature = RequestSignature.from_headers(await request.body(), request.headers)
+    await _in_thread(herder.put_task_configs, name, configs, signature)
     return Response(status_code=204)
 
 
@@ -198,7 +206,7 @@ async def restart(
     plan = await _in_thread(herder.restart_connector, name, include, only)
     if plan is None:
         return Response(status_code=204)
-    return JSONResponse(ConnectorStateInfo.of(plan).json_body(), status_code=202)
+    return answer(plan, 202)
 
 
 @router.post("/{name}/tasks/{task}/restart", status_code=204)
@@ -212,7 +220,7 @@ async def restart_task(herder: HerderDep, name: str, task: str) -> Response:
 # ---------------------------------------------------------------------- offsets (KIP-875)
 @router.get("/{name}/offsets", response_model=ConnectorOffsets)
 async def get_offsets(herder: HerderDep, name: str) -> ConnectorOffsets:
-    return ConnectorOffsets.of(await _in_thread(herder.connector_offsets, name))
+    return ConnectorOffsets(offsets=await _in_thread(herder.connector_offsets, name))
 
 
 @router.patch("/{name}/offsets", response_model=Message, openapi_extra=openapi.body(openapi.ALTER_OFFSETS))
@@ -234,7 +242,7 @@ async def alter_offsets(herder: HerderDep, name: str, request: Request) -> Messa
         extra = sorted(set(entry) - {"partition", "offset"})
         if extra:
             raise BadRequestError(f"Unrecognized field(s) {extra} in an offsets entry; allowed: 'partition', 'offset'")
-    changes = [model.ConnectorOffset(e.get("partition"), e.get("offset")) for e in entries]
+    changes = [ConnectorOffset(partition=e.get("partition"), offset=e.get("offset")) for e in entries]
     return Message(message=await _in_thread(herder.alter_offsets, name, changes))
 
 

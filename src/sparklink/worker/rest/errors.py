@@ -1,9 +1,11 @@
-"""The one exception -> HTTP mapper: every error leaves as Connect's {"error_code", "message"} body."""
+"""The one exception -> HTTP mapper: every error leaves as Connect's {"error_code", "message"} body.
+
+A request another worker of the group must handle is sent there (forward.py). Caller: rest/app.py.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -11,27 +13,21 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 from sparklink.api.errors import ConnectError, RebalanceNeededError, RequestTargetError
+from sparklink.worker.rest import forward
+from sparklink.worker.rest.responses import error_body
 
 log = logging.getLogger(__name__)
 
 REASONS = {404: "Not Found", 405: "Method Not Allowed", 415: "Unsupported Media Type"}
 
 
-def error_body(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(status_code=status, content={"error_code": status, "message": message}, headers=headers)
-
-
 def install(app: FastAPI) -> None:
     @app.exception_handler(RequestTargetError)
     async def other_worker(request: Request, exc: RequestTargetError) -> Response:
-        from sparklink.worker.rest import forward
-
         return await forward.forward(request, exc)
 
     @app.exception_handler(RebalanceNeededError)
     async def rebalance_needed(_request: Request, exc: RebalanceNeededError) -> JSONResponse:
-        from sparklink.worker.rest import forward
-
         return error_body(409, forward.STALE)
 
     @app.exception_handler(ConnectError)

@@ -3,29 +3,29 @@
 Operators, UIs and the Connect clients poll these several times a second per connector. FastAPI's
 route matching and dependency solving cost several times what the herder's in-memory read does, and
 the REST server shares its GIL with the Spark callbacks of the running tasks. This middleware answers
-these four reads (plain GET, no query string) straight from the herder with the same entities and the
-same JSON as the routes in connectors.py. Anything else, and any read that raises (not found, not
-the leader, still starting), goes on to the app, whose route answers it and whose mapper shapes the
-error, so the short path never decides an outcome the routes would decide differently.
+these four reads (plain GET, no query string) with the herder call its route makes and the same
+rendering (`responses.answer` over the herder's wire entity), so both paths send the same bytes.
+Anything else, and any read that raises (not found, not the leader, still starting), goes on to the
+app, whose route answers it and whose mapper shapes the error, so the short path never decides an
+outcome the routes would decide differently.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sparklink.worker.herder.model import Herder
-from sparklink.worker.rest.entities import ConnectorInfo, ConnectorStateInfo
+from sparklink.worker.rest.responses import Content, answer
 
-Read = Callable[[Herder, str], Any]
+Read = Callable[[Herder, str], Content]
 
 # What each `/connectors/{name}/<leaf>` read returns; "" is `/connectors/{name}` itself.
 READS: dict[str, Read] = {
-    "": lambda herder, name: ConnectorInfo.of(herder.connector_info(name)).json_body(),
-    "status": lambda herder, name: ConnectorStateInfo.of(herder.connector_status(name)).json_body(),
+    "": lambda herder, name: herder.connector_info(name),
+    "status": lambda herder, name: herder.connector_status(name),
     "config": lambda herder, name: herder.connector_config(name),
 }
 
@@ -53,7 +53,7 @@ class FastReads:
             return None
         try:
             if len(parts) == 2:
-                content: Any = herder.connectors()
+                content: Content = herder.connectors()
             else:
                 name, leaf = parts[2], parts[3] if len(parts) == 4 else ""
                 read = READS.get(leaf)
@@ -62,4 +62,4 @@ class FastReads:
                 content = read(herder, name)
         except Exception:  # the route raises it again and the error mapper answers
             return None
-        return JSONResponse(content)  # what the routes answer with, so both paths send the same bytes
+        return answer(content)

@@ -14,7 +14,7 @@ from fastapi import FastAPI, Query
 from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel, ConfigDict, Field
 
-from sparklink.worker.rest.entities import ErrorMessage
+from sparklink.worker.herder.model import ErrorMessage
 
 
 class CreateConnectorRequest(BaseModel):

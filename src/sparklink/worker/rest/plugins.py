@@ -6,10 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Request
 
+from sparklink.worker.herder.model import ConfigInfos, ConfigKeyInfo, PluginInfo
 from sparklink.worker.rest import openapi
 from sparklink.worker.rest.body import as_config, json_body, parse_bool
 from sparklink.worker.rest.deps import HerderDep
-from sparklink.worker.rest.entities import ConfigInfos, ConfigKeyInfo, PluginInfo
 
 router = APIRouter(prefix="/connector-plugins", tags=["connector-plugins"], responses=openapi.ERRORS)
 
@@ -19,14 +19,14 @@ def list_plugins(
     herder: HerderDep, connectors_only: Annotated[str | None, openapi.flag("connectorsOnly", "true")] = None
 ) -> list[PluginInfo]:
     only = parse_bool("connectorsOnly", connectors_only, default=True)
-    return [PluginInfo.of(p) for p in herder.plugins(connectors_only=only)]
+    return herder.plugins(connectors_only=only)
 
 
 @router.get("/{plugin}/config", response_model=list[ConfigKeyInfo])
 def plugin_config(herder: HerderDep, plugin: str) -> list[ConfigKeyInfo]:
-    return [ConfigKeyInfo.of(k) for k in herder.plugin_config(plugin)]
+    return herder.plugin_config(plugin)
 
 
 @router.put("/{plugin}/config/validate", response_model=ConfigInfos, openapi_extra=openapi.body(openapi.CONFIG_MAP))
 async def validate(herder: HerderDep, plugin: str, request: Request) -> ConfigInfos:
-    return ConfigInfos.of(herder.validate(plugin, as_config(await json_body(request))))
+    return herder.validate(plugin, as_config(await json_body(request)))

@@ -8,8 +8,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from sparklink import __version__
+from sparklink.worker.herder.model import ServerInfo, WorkerStatus
 from sparklink.worker.rest.deps import HerderDep, current_herder
-from sparklink.worker.rest.entities import ServerInfo, WorkerStatus
+from sparklink.worker.rest.responses import answer
 
 router = APIRouter(tags=["root"])
 
@@ -24,9 +25,9 @@ async def health(request: Request) -> JSONResponse:
     herder = current_herder(request)
     if herder is not None and herder.ready:
         body = WorkerStatus(status="healthy", message="Worker has completed startup and is ready to handle requests.")
-        return JSONResponse(body.json_body())
+        return answer(body)
     starting = WorkerStatus(status="starting", message="Worker is still starting up.")
-    return JSONResponse(starting.json_body(), status_code=503)
+    return answer(starting, 503)
 
 
 @functools.cache

@@ -22,7 +22,7 @@ from typing import TypeVar
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-from sparklink.api.errors import RetriableError
+from sparklink.api.errors import ConnectError, RetriableError
 from sparklink.clients.settings import client_config
 from sparklink.worker.storage.log_follower import LogFollower
 from sparklink.worker.storage.retry import retrying
@@ -30,6 +30,7 @@ from sparklink.worker.storage.retry import retrying
 log = logging.getLogger(__name__)
 
 Record = tuple[bytes | None, bytes | None]
+CREATION_CONFIG = "internal.topics.automatic.creation.enable"
 T = TypeVar("T")
 
 
@@ -42,8 +43,13 @@ class KafkaLog:
         replication_factor: int = 1,
         client_id: str = "sparklink",
         timeout: float = 120.0,
+        create: bool = True,
+        topic_config: str = "",
     ) -> None:
         self.bootstrap_servers = bootstrap_servers
+        # Connect 4.4's internal.topics.automatic.creation.enable=false: use the topic, never create it.
+        self.create = create
+        self.topic_config = topic_config  # the worker key that named the topic, for the error
         self.topic = topic
         self.partitions = partitions
         self.replication_factor = replication_factor
@@ -60,10 +66,17 @@ class KafkaLog:
     def start(self, apply: Callable[[bytes | None, bytes | None], None], follow: bool = False) -> None:
         """Create the topic if needed (compacted) and replay it through `apply` in log order; with
         `follow`, keep applying what any writer appends."""
-        self._retrying(
-            "creating",
-            lambda: ensure_topic(self.bootstrap_servers, self.topic, self.partitions, self.replication_factor),
-        )
+        if self.create:
+            self._retrying(
+                "creating",
+                lambda: ensure_topic(self.bootstrap_servers, self.topic, self.partitions, self.replication_factor),
+            )
+        elif not self._retrying("looking up", self._exists):
+            raise ConnectError(
+                f"Topic '{self.topic}' specified via the '{self.topic_config}' property is missing. The config "
+                f"'{CREATION_CONFIG}' is set to 'false', so automatic creation of internal topics is disabled. "
+                "Either enable automatic creation or create the topics manually."
+            )
         self._retrying("waiting for partition leaders of", self._check_leaders)
         self._producer = Producer(
             client_config(
@@ -115,6 +128,10 @@ class KafkaLog:
             self._producer = None
 
     # ------------------------------------------------------------------ one attempt each
+    def _exists(self) -> bool:
+        admin = AdminClient(client_config(self.bootstrap_servers))
+        return self.topic in admin.list_topics(timeout=10).topics
+
     def _check_leaders(self) -> None:
         """A topic created a moment ago has partitions without a leader until each has elected one."""
         admin = AdminClient(client_config(self.bootstrap_servers))

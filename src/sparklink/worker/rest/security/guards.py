@@ -21,7 +21,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sparklink.worker import listeners
-from sparklink.worker.rest.errors import error_body
+from sparklink.worker.rest.responses import error_body
 
 LISTENER_KEY = "sparklink.listener"  # the scope key naming the Listener a request arrived on
 HOST = re.compile(r"^(\[[^\]]*\]|[^:\[\]]*)(?::\d*)?$")

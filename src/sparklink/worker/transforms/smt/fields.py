@@ -231,27 +231,62 @@ class MaskField(Transformation):
         return edited(rec, op, self.which, obj, None, keep_null=False)
 
 
+def _syntax(_name: str, value: object) -> str | None:
+    return None if str(value).upper() in ("V1", "V2") else "String must be one of (case insensitive): V1, V2"
+
+
+FIELD_SYNTAX_VERSION = key(
+    "field.syntax.version",
+    "STRING",
+    "Defines the version of the syntax to access fields. V1: a field name names a top-level field. V2: it is a "
+    "dotted path into nested fields; wrap a name that contains dots in backticks.",
+    default="V1",
+    importance="HIGH",
+    validator=_syntax,
+)
+
+
 class ValueToKey(Transformation):
     class_name = f"{PACKAGE}.ValueToKey"
     doc = "Makes the key an object of chosen fields of the value."
     CONFIG = config(
-        key("fields", "LIST", "Value fields copied into the new key.", importance="HIGH", validator=non_empty_list),
+        key(
+            "fields",
+            "LIST",
+            "Value fields copied into the new key (dotted paths with field.syntax.version=V2).",
+            importance="HIGH",
+            validator=non_empty_list,
+        ),
         REPLACE_NULL_WITH_DEFAULT,
+        # Kafka 4.4: nested fields, as ExtractField reads them; each key field keeps the name as written.
+        FIELD_SYNTAX_VERSION,
     )
+
+    def configure(self) -> None:
+        syntax = str(self.config["field.syntax.version"])
+        self.paths = [(str(name), field_path(str(name), syntax)) for name in self.config["fields"]]
 
     def apply(self, rec: Rec) -> Rec:
         op = operand(rec, "value")
         rec = require_object(rec, op, "copying fields from value to key", self.class_name, allow_null=False)
-        names = list(self.config["fields"])
-        new_key = f"map({', '.join(f'{x.text(n)}, coalesce({x.get(op.obj, n)}, {x.NULL_VARIANT})' for n in names)})"
-        schema = None
-        if op.schema is not None:
-            for name in names:
-                missing = f"NOT {op.schemaless} AND NOT {schemas.has_field(op.schema, name)}"
+        values, schemas_of = [], []
+        for name, path in self.paths:
+            value, schema = op.obj, op.schema
+            for i, part in enumerate(path):
+                got = x.get(value, part)
+                value = got if i == len(path) - 1 else x.as_map(got)
+                if schema is not None:
+                    schema = schemas.field(schema, part)
+            values.append(f"{x.text(name)}, coalesce({value}, {x.NULL_VARIANT})")
+            if op.schema is not None and schema is not None:
+                missing = f"NOT {op.schemaless} AND {schema} IS NULL"
                 rec = rec.fail(missing, x.text(f"Field does not exist: {name}"), self.class_name)
-            entries = ", ".join(schemas.named(schemas.field(op.schema, n), x.text(n)) for n in names)
-            schema = op.pick(x.NULL_VARIANT, schemas.struct(f"array({entries})"))
-        return rec.with_datum("key", Datum(new_key, "map", schema))
+                schemas_of.append(schemas.named(schema, x.text(name)))
+        new_key = f"map({', '.join(values)})"
+        key_schema = None
+        if op.schema is not None:
+            key_schema = op.pick(x.NULL_VARIANT, schemas.struct(f"array({', '.join(schemas_of)})"))
+        return rec.with_datum("key", Datum(new_key, "map", key_schema))
 
 
 def field_path(path: str, syntax: str) -> list[str]:
@@ -274,25 +309,13 @@ def field_path(path: str, syntax: str) -> list[str]:
     return parts
 
 
-def _syntax(_name: str, value: object) -> str | None:
-    return None if str(value).upper() in ("V1", "V2") else "String must be one of (case insensitive): V1, V2"
-
-
 class ExtractField(Transformation):
     class_name = f"{PACKAGE}.ExtractField"
     doc = "Replaces the key or value by one of its fields (a null key or value stays null)."
     CONFIG = config(
         key("field", "STRING", "The field to extract (a dotted path with field.syntax.version=V2)."),
         REPLACE_NULL_WITH_DEFAULT,
-        key(
-            "field.syntax.version",
-            "STRING",
-            "V1: `field` names a top-level field. V2: `field` is a dotted path into nested fields; wrap a name "
-            "that contains dots in backticks.",
-            default="V1",
-            importance="HIGH",
-            validator=_syntax,
-        ),
+        FIELD_SYNTAX_VERSION,
     )
 
     def configure(self) -> None:

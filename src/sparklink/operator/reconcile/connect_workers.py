@@ -1,0 +1,86 @@
+"""The Connect-workers step that KafkaConnect and KafkaMirrorMaker2 reconciles share (Strimzi's
+AbstractConnectOperator part of both assembly operators): read the worker settings from the resource,
+make the worker group match them through the host, read its state, and say what that means for the status.
+
+What it decides is Strimzi's: `url` whenever the resource asks for workers (not with 0 replicas),
+`replicas` and `labelSelector`; a NotReady condition when the resource is invalid (then nothing runs or
+changes) or its workers do not answer yet (then the reconcile looks again soon); a Warning for each
+`config` option Strimzi reserves. Only when `rest_url` is set may the reconciler talk to Connect.
+Called by `reconcile.kafka_connect` and `reconcile.mirror_maker_2`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TypeVar
+
+from sparklink.operator.hosting import label_selector
+from sparklink.operator.model import bootstrap, workers
+from sparklink.operator.model.conditions import Condition, ReconcileFailure, not_ready, warning
+from sparklink.operator.model.resources import KAFKA, Key, Resource
+from sparklink.operator.model.status import KafkaConnectStatus
+from sparklink.operator.reconcile.context import Deps
+
+# How soon to look again at a Connect cluster whose workers are still starting.
+STARTING_RECHECK_SECONDS = 2.0
+
+StatusT = TypeVar("StatusT", bound=KafkaConnectStatus)
+
+
+@dataclass(frozen=True)
+class ConnectWorkers:
+    """What the step found and did; `problem` is None when the workers run as asked (or 0 were asked for)."""
+
+    resource: Resource  # the resource as the workers see it (local bootstrap addresses resolved)
+    problem: Condition | None
+    retry_after: float | None
+    warnings: tuple[Condition, ...]
+    url: str | None
+    replicas: int | None
+    label_selector: str
+
+    @property
+    def rest_url(self) -> str | None:
+        """Where to reach the workers' REST API, only when they answer."""
+        return self.url if self.problem is None else None
+
+    def status(self, status: StatusT) -> StatusT:
+        """`status` with what the workers decide: url, replicas and labelSelector."""
+        return dataclasses.replace(status, url=self.url, replicas=self.replicas, label_selector=self.label_selector)
+
+
+def ensure(deps: Deps, resource: Resource, what: str) -> ConnectWorkers:
+    """Run the worker group `resource` describes; `what` names it in messages ("Kafka Connect")."""
+    try:
+        resolved = local_addresses(deps, resource)
+        settings = workers.from_resource(resolved)
+    except ReconcileFailure as exc:
+        invalid = not_ready(exc.reason, exc.message)
+        retry = STARTING_RECHECK_SECONDS if exc.retriable else None
+        return ConnectWorkers(resource, invalid, retry, (), None, None, label_selector(resource))
+    notes = ignored_warnings(settings.ignored_options)
+    state = deps.runtime.ensure(resolved, settings)
+    selector = label_selector(resolved)
+    if settings.replicas == 0:
+        return ConnectWorkers(resolved, None, None, notes, None, state.replicas, selector)
+    if not state.ready or state.url is None:
+        starting = not_ready("Creating", f"{what} workers are starting: {state.detail}")
+        return ConnectWorkers(resolved, starting, STARTING_RECHECK_SECONDS, notes, state.url, state.replicas, selector)
+    return ConnectWorkers(resolved, None, None, notes, state.url, state.replicas, selector)
+
+
+def ignored_warnings(options: tuple[str, ...]) -> tuple[Condition, ...]:
+    return tuple(
+        warning("ForbiddenConfigOption", f'Configuration option "{option}" is forbidden and was ignored')
+        for option in options
+    )
+
+
+def local_addresses(deps: Deps, resource: Resource) -> Resource:
+    """With a local host, a Connect or MirrorMaker 2 resource whose clusters are named by a Kafka's
+    bootstrap Service (`my-cluster-kafka-bootstrap:9092`) gets that Kafka's real addresses (see
+    `model.bootstrap`); ReconcileFailure when that Kafka has no ready listener there yet."""
+    if not deps.resolve_bootstrap:
+        return resource
+    return bootstrap.resolve_resource(resource, lambda ns, name: deps.store.get(Key(KAFKA, ns, name)))

@@ -5,10 +5,14 @@ import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -45,6 +49,12 @@ import org.apache.spark.unsafe.types.UTF8String;
  * chunks of about 1 MiB, one chunk at a time per file in this JVM, and syncs the file when it commits.
  * A task that fails after a chunk has left those lines in the file: the batch is written again, so
  * lines are written at least once, as with any Connect sink.
+ *
+ * <p>The file's directory must exist: nothing is created but the file itself. Where it may be is the
+ * worker's rule (sparklink.api.files), checked here again before the file is opened: option
+ * {@code sparklink.protected.paths} lists resolved paths no file may be under, and
+ * {@code sparklink.allowed.paths}, when set, the directories it must be under (NUL-separated each).
+ * The file is opened without following a symlink at its own name.
  */
 public final class LinesFileWriter implements TableProvider {
   @Override
@@ -96,13 +106,14 @@ public final class LinesFileWriter implements TableProvider {
       if (path == null || path.isEmpty()) {
         throw new IllegalArgumentException("io.sparklink.spark.LinesFileWriter needs option(\"path\", <file>)");
       }
+      Rules rules = new Rules(info.options().get(PROTECTED), info.options().get(ALLOWED));
       return new WriteBuilder() {
         @Override
         public Write build() {
           return new Write() {
             @Override
             public BatchWrite toBatch() {
-              return new Append(path);
+              return new Append(path, rules);
             }
           };
         }
@@ -110,16 +121,80 @@ public final class LinesFileWriter implements TableProvider {
     }
   }
 
+  static final String PROTECTED = "sparklink.protected.paths";
+  static final String ALLOWED = "sparklink.allowed.paths";
+
+  /** Where the file may be: no protected path above it, an allowed directory above it when any is set. */
+  static final class Rules implements Serializable {
+    private static final long serialVersionUID = 1L;
+    private final String protectedPaths;
+    private final String allowedPaths;
+
+    Rules(String protectedPaths, String allowedPaths) {
+      this.protectedPaths = protectedPaths == null ? "" : protectedPaths;
+      this.allowedPaths = allowedPaths;
+    }
+
+    private static List<Path> paths(String joined) {
+      List<Path> out = new ArrayList<>();
+      for (String part : joined.split("\0")) {
+        if (!part.isEmpty()) {
+          out.add(Paths.get(part));
+        }
+      }
+      return out;
+    }
+
+    /** The file's real path (its directory resolved, and the file too if it exists), checked. */
+    Path resolve(String file) throws IOException {
+      Path absolute = Paths.get(file).toAbsolutePath().normalize();
+      Path parent = absolute.getParent();
+      if (parent == null || absolute.getFileName() == null) {
+        throw new IOException(file + " is not a file path");
+      }
+      Path real;
+      try {
+        real = parent.toRealPath().resolve(absolute.getFileName());
+      } catch (NoSuchFileException e) {
+        throw new IOException("the directory " + parent + " of " + file + " does not exist: connectors do not "
+            + "create directories", e);
+      }
+      if (Files.exists(real)) {
+        real = real.toRealPath();
+      } else if (Files.isSymbolicLink(real)) {
+        throw new IOException(file + " is a symbolic link to a missing file: the writer does not follow it");
+      }
+      for (Path root : paths(protectedPaths)) {
+        if (real.startsWith(root)) {
+          throw new IOException(file + " is inside the worker's own installation or Python path (" + root
+              + "): connectors never write there");
+        }
+      }
+      if (allowedPaths != null) {
+        boolean allowed = false;
+        for (Path root : paths(allowedPaths)) {
+          allowed |= real.startsWith(root);
+        }
+        if (!allowed) {
+          throw new IOException(file + " is outside the worker's allowed paths (sparklink.file.allowed.paths)");
+        }
+      }
+      return real;
+    }
+  }
+
   private static final class Append implements BatchWrite {
     private final String path;
+    private final Rules rules;
 
-    Append(String path) {
+    Append(String path, Rules rules) {
       this.path = path;
+      this.rules = rules;
     }
 
     @Override
     public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
-      return new Factory(path);
+      return new Factory(path, rules);
     }
 
     // Each task's lines are in the file once it commits; there is nothing left to do for the job.
@@ -133,14 +208,16 @@ public final class LinesFileWriter implements TableProvider {
   private static final class Factory implements DataWriterFactory, Serializable {
     private static final long serialVersionUID = 1L;
     private final String path;
+    private final Rules rules;
 
-    Factory(String path) {
+    Factory(String path, Rules rules) {
       this.path = path;
+      this.rules = rules;
     }
 
     @Override
     public DataWriter<InternalRow> createWriter(int partitionId, long taskId) {
-      return new Lines(path);
+      return new Lines(path, rules);
     }
   }
 
@@ -158,13 +235,15 @@ public final class LinesFileWriter implements TableProvider {
 
   private static final class Lines implements DataWriter<InternalRow> {
     private final Path path;
+    private final Rules rules;
     private final Object monitor;
     private FileChannel channel;
     private byte[] buffer = new byte[CHUNK_BYTES + 8192];
     private int size;
 
-    Lines(String file) {
+    Lines(String file, Rules rules) {
       path = Paths.get(file).toAbsolutePath();
+      this.rules = rules;
       monitor = FILE_MONITORS.computeIfAbsent(path.toString(), key -> new Object());
     }
 
@@ -213,11 +292,9 @@ public final class LinesFileWriter implements TableProvider {
         return;
       }
       if (channel == null) {
-        Path parent = path.getParent();
-        if (parent != null) {
-          Files.createDirectories(parent);
-        }
-        channel = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+        Path real = rules.resolve(path.toString());
+        channel = FileChannel.open(real, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND,
+            LinkOption.NOFOLLOW_LINKS);
       }
       ByteBuffer bytes = ByteBuffer.wrap(buffer, 0, size);
       synchronized (monitor) {

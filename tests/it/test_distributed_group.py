@@ -188,6 +188,7 @@ def test_kill_9_of_the_leader_moves_its_tasks_and_loses_no_record(group: list[Wo
     topic, total = unique("failover"), 1500
     create_topic(kafka_bootstrap, topic, partitions=3)
     sink_file = tmp_path / "sink" / "records.txt"
+    sink_file.parent.mkdir()
     source = datagen(topic, **{"tasks.max": "3", "total.records": str(total), "records.per.second": "60"})
     assert create(group[2].url, "fo-source", source).status_code == 201
     sink = {"connector.class": "FileStreamSink", "file": str(sink_file), "topics": topic, "tasks.max": "3"}

@@ -36,6 +36,7 @@ def _lines(path: Path) -> list[str]:
 def test_lines_flow_from_file_to_topic_to_file_in_order(worker_factory: WorkerFactory, tmp_path: Path) -> None:
     worker = worker_factory()
     source_file, sink_file, topic = tmp_path / "in.txt", tmp_path / "out" / "lines.txt", unique("lines")
+    sink_file.parent.mkdir()  # the sink creates its file, never a directory
     expected = [f"line {n} ü" for n in range(300)]
     # Mixed line ends, and a last line without one: it is not a line until its end is written.
     source_file.write_bytes("\n".join(expected[:150]).encode() + b"\r\n" + "\r\n".join(expected[150:]).encode())
@@ -171,7 +172,7 @@ def test_the_jvm_writer_appends_whole_lines_from_parallel_tasks(spark: Any, tmp_
     batch appends after the first."""
     from sparklink.connectors import file
 
-    target = tmp_path / "deep" / "out.txt"  # the writer makes missing directories
+    target = tmp_path / "out.txt"
     batch = spark.range(0, 60_000, numPartitions=6).selectExpr(
         "CONCAT(CAST(id AS STRING), '-', REPEAT('v', 300)) AS value"
     )
@@ -196,6 +197,29 @@ def test_the_jvm_writer_refuses_what_it_cannot_write(spark: Any, tmp_path: Path)
     with pytest.raises((Py4JJavaError, PySparkException), match="needs option"):
         spark.range(3).selectExpr("CAST(id AS STRING) AS v").write.format(file.LINE_WRITER).mode("append").save()
     assert not (tmp_path / "x").exists()
+
+    # The worker's file rules, checked by the writer itself before it opens the file.
+    one = spark.range(3).selectExpr("CAST(id AS STRING) AS v").coalesce(1)
+
+    def write(path: Path, **options: str) -> None:
+        one.write.format(file.LINE_WRITER).option("path", str(path)).options(**options).mode("append").save()
+
+    with pytest.raises((Py4JJavaError, PySparkException), match="connectors do not create directories"):
+        write(tmp_path / "missing" / "out.txt")
+    assert not (tmp_path / "missing").exists()
+    (tmp_path / "kept").mkdir()
+    with pytest.raises((Py4JJavaError, PySparkException), match="installation or Python path"):
+        write(tmp_path / "kept" / "x.pth", **{file.JVM_PROTECTED: f"/nowhere\0{tmp_path / 'kept'}"})
+    with pytest.raises((Py4JJavaError, PySparkException), match="outside the worker's allowed paths"):
+        write(tmp_path / "kept" / "x.txt", **{file.JVM_ALLOWED: str(tmp_path / "elsewhere")})
+    (tmp_path / "kept" / "link.txt").symlink_to(tmp_path / "victim.txt")
+    with pytest.raises((Py4JJavaError, PySparkException), match="symbolic link to a missing file"):
+        write(tmp_path / "kept" / "link.txt", **{file.JVM_ALLOWED: str(tmp_path / "kept")})
+    (tmp_path / "victim.txt").write_text("untouched\n")
+    with pytest.raises((Py4JJavaError, PySparkException), match="outside the worker's allowed paths"):
+        write(tmp_path / "kept" / "link.txt", **{file.JVM_ALLOWED: str(tmp_path / "kept")})
+    assert sorted(p.name for p in (tmp_path / "kept").iterdir()) == ["link.txt"]
+    assert (tmp_path / "victim.txt").read_text() == "untouched\n"
 
 
 def test_the_kafka_reader_warm_up_reads_a_topic_and_never_raises(

@@ -81,7 +81,7 @@ def test_end_of_lines_counts_complete_lines_from_a_position(tmp_path: Path) -> N
 
 
 def test_append_lines_appends_whole_lines(tmp_path: Path) -> None:
-    path = tmp_path / "deep" / "out.txt"
+    path = tmp_path / "out.txt"
     assert append_lines(path, [b"a\n", b"b\n"]) == 4
     append_lines(path, iter([b"c\n"]))
     assert path.read_bytes() == b"a\nb\nc\n"

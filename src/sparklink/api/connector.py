@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from sparklink.api.config import ConfigDef
+from sparklink.api.files import FileAccess
 from sparklink.api.metrics import MetricGroup
 
 if TYPE_CHECKING:
@@ -57,6 +58,10 @@ class TaskContext:
     realtime: bool = False
     """Direct runs: True when the query runs in Spark's real-time mode (its Kafka source must then
     set no `maxOffsetsPerTrigger`, which that mode refuses)."""
+    files: FileAccess = field(default_factory=FileAccess)
+    """Where the task may read and write local files (api/files.py): the worker's rules. A task that
+    opens a file named by its config asks here first, so a config stored before a rule existed does
+    not run either."""
 
     def use_data_source(self, source: type[Any]) -> None:
         """Register a Python data source with the session once. Registering a name again replaces it,
@@ -87,6 +92,17 @@ class Connector(ABC):
     type: ClassVar[ConnectorType]
     task_class: ClassVar[builtins.type[Task]]
     context: ConnectorContext
+
+    @property
+    def files(self) -> FileAccess:
+        """Where this connector may read and write local files (api/files.py): the worker sets its rules
+        before `validate` and `start`; a connector made outside a worker gets this process's defaults."""
+        access = self.__dict__.get("_files")
+        return access if isinstance(access, FileAccess) else FileAccess()
+
+    @files.setter
+    def files(self, access: FileAccess) -> None:
+        self.__dict__["_files"] = access
 
     def version(self) -> str:
         from sparklink import __version__
@@ -180,6 +196,10 @@ class SinkTask(Task):
     """`write_batch` runs one Spark action over its batch, so the runtime does not cache the batch.
     Left False, the runtime caches it, and a sink that reads it twice (a collect, then a write) does
     not fetch it from Kafka twice."""
+
+    def start(self, ctx: TaskContext) -> None:
+        """Check the task's config against what the worker allows (e.g. `ctx.files`) before its query
+        starts; raise to fail the task. A source does the same in `stream`."""
 
     def holds_batch(self, ctx: TaskContext) -> bool:
         """Whether `write_batch` holds its whole batch in memory (brings it to the driver). The runtime

@@ -24,6 +24,13 @@ Both append whole lines in chunks of about 1 MiB, each chunk written whole befor
 (Python: an exclusive `flock`; the JVM: one chunk at a time per file), so tasks sharing the file never
 interleave inside a line; the file is fsynced before `write_batch` returns, that is before the runtime
 commits the batch's offsets.
+
+Which files they touch follows the worker's rules (api/files.py, handed over as `Connector.files` and
+`TaskContext.files`): the sink never writes into the worker's installation or Python path and never
+creates a directory, and with `sparklink.file.allowed.paths` set both read and write only under those
+directories. Each rule is checked when the config is validated (an error on `file`), when the task
+starts (a config stored before the rule existed fails its task), and again by the writer before every
+batch (the JVM writer checks for itself), so a symlink changed while the task runs leads nowhere else.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparklink.api import config as cfg
 from sparklink.api.connector import (
+    Connector,
     Offset,
     Partition,
     SinkConnector,
@@ -75,10 +83,24 @@ SINK_CONFIG = cfg.ConfigDef().define(
 )
 
 
+def _check_file(connector: Connector, config: Mapping[str, str], write: bool) -> dict[str, list[str]]:
+    """The ConfigDef's errors, plus the worker's file rules for `file` (api/files.py)."""
+    errors = connector.config_def().validate(config)
+    path = config.get("file")
+    if path and path.strip() and not errors.get("file"):
+        reason = connector.files.write_error(path) if write else connector.files.read_error(path)
+        if reason:
+            errors["file"].append(cfg.invalid("file", path, reason))
+    return errors
+
+
 class FileStreamSourceConnector(SourceConnector):
     @classmethod
     def config_def(cls) -> cfg.ConfigDef:
         return SOURCE_CONFIG
+
+    def validate(self, config: Mapping[str, str]) -> dict[str, list[str]]:
+        return _check_file(self, config, write=False)
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         # Only one reader of the file makes sense.
@@ -114,11 +136,12 @@ class FileStreamSourceTask(SourceTask):
 
         parsed = SOURCE_CONFIG.parse(ctx.config)
         path = str(parsed["file"])
+        readable = ctx.files.readable(path)  # the worker's allow-list; raises naming the rule
         self._partition: Partition = {FILENAME_FIELD: path}
         ctx.use_data_source(file_lines.FileLinesDataSource)
         lines = (
             ctx.spark.readStream.format(file_lines.FORMAT)
-            .option("path", os.path.abspath(path))
+            .option("path", str(readable))
             .option("position", str(resume_position(path, ctx.resume)))
             .option("batch.size", str(parsed["batch.size"]))
             .load()
@@ -170,6 +193,9 @@ class FileStreamSinkConnector(SinkConnector):
     def config_def(cls) -> cfg.ConfigDef:
         return SINK_CONFIG
 
+    def validate(self, config: Mapping[str, str]) -> dict[str, list[str]]:
+        return _check_file(self, config, write=True)
+
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         return [dict(self.config) for _ in range(max_tasks)]
 
@@ -181,16 +207,25 @@ class FileStreamSinkConnector(SinkConnector):
 class FileStreamSinkTask(SinkTask):
     reads_batch_once = True
 
+    def start(self, ctx: TaskContext) -> None:
+        ctx.files.writable(ctx.config["file"])  # raises naming the rule the file breaks
+
     def holds_batch(self, ctx: TaskContext) -> bool:
         return not _writes_in_jvm(ctx.spark)
 
     def write_batch(self, batch: DataFrame, batch_id: int, ctx: TaskContext) -> None:
         # Values converted by a StringConverter or JsonConverter arrive as text or VARIANT: Spark renders
         # them as text (objects as JSON); raw values arrive as bytes and are cast as they are.
-        path = Path(ctx.config["file"]).absolute()
+        # Checked again before every batch: a symlink or directory changed since the start must not
+        # lead the writer anywhere the rules forbid.
+        path = ctx.files.writable(ctx.config["file"])
         if _writes_in_jvm(batch.sparkSession):
             text = batch.selectExpr("CAST(value AS STRING) AS value")
-            text.write.format(LINE_WRITER).option("path", str(path)).mode("append").save()
+            writer = text.write.format(LINE_WRITER).option("path", str(path))
+            writer = writer.option(JVM_PROTECTED, _NUL.join(map(str, ctx.files.protected)))
+            if ctx.files.allowed is not None:
+                writer = writer.option(JVM_ALLOWED, _NUL.join(map(str, ctx.files.allowed)))
+            writer.mode("append").save()
             return
         raw = batch.schema["value"].dataType.typeName() == "binary"
         column = "value" if raw else "CAST(value AS STRING) AS value"
@@ -202,6 +237,10 @@ class FileStreamSinkTask(SinkTask):
 
 LINE_WRITER = "io.sparklink.spark.LinesFileWriter"
 """Spark's format name of the sink's JVM writer (jvm/lines/LinesFileWriter.java)."""
+JVM_PROTECTED, JVM_ALLOWED = "sparklink.protected.paths", "sparklink.allowed.paths"
+"""The JVM writer's options for the rules it checks itself: resolved paths separated by NUL, the one
+character no path holds."""
+_NUL = "\0"
 
 
 def _writes_in_jvm(spark: SparkSession) -> bool:
@@ -245,9 +284,10 @@ def _line(value: Any) -> bytes:
 
 
 def append_lines(path: Path, lines: Iterable[bytes | memoryview]) -> int:
-    """Append whole lines to `path` in locked chunks, then fsync; returns the bytes written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    """Append whole lines to `path` (resolved and checked by the caller) in locked chunks, then fsync;
+    returns the bytes written. Its directory must exist; a symlink put in its place since the check
+    is not followed (O_NOFOLLOW)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     written = 0
     try:
         chunk: list[bytes | memoryview] = []

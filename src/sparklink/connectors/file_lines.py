@@ -8,15 +8,19 @@ directory for new files), so this is a Python Data Source: its offsets are byte 
 - `read` runs in a Python worker: it reads exactly that byte range and yields the lines with the
   position after each (`_position`), as Arrow batches, so the task can store the batch's end position.
 
+The task hands over the file's resolved path, checked against the worker's rules (api/files.py); it
+is opened without following a symlink (O_NOFOLLOW), so a link put in its place later leads nowhere.
+
 Lines end with `\\n`, `\\r\\n` or `\\r`, as in Kafka's FileStreamSourceTask; a last line without an end
 (still being written) waits for it. Bytes are decoded as UTF-8, an invalid sequence becoming U+FFFD.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, BinaryIO
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
@@ -55,8 +59,8 @@ def split_lines(
 def end_of_lines(path: str, start: int, max_lines: int | None) -> int:
     """The position after the last of at most `max_lines` complete lines from `start` (`start` if none)."""
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below; a missing file is "no data yet"
-    except FileNotFoundError:
+        handle = _open(path)
+    except FileNotFoundError:  # a missing file is "no data yet"
         return start
     with handle:
         handle.seek(start)
@@ -73,6 +77,11 @@ def end_of_lines(path: str, start: int, max_lines: int | None) -> int:
                 pending = pending[ends[-1] - position :]
                 position = ends[-1]
         return position
+
+
+def _open(path: str) -> BinaryIO:
+    """The file for reading, never through a symlink at its own name (the path is already resolved)."""
+    return os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb")
 
 
 class FileLinesDataSource(DataSource):
@@ -122,7 +131,7 @@ class FileLinesReader(DataSourceStreamReader):
         import pyarrow as pa
 
         assert isinstance(partition, _Range)
-        with open(partition.path, "rb") as handle:
+        with _open(partition.path) as handle:
             handle.seek(partition.start)
             data = handle.read(partition.end - partition.start)
         lines, ends = split_lines(data, partition.start, complete=True)

@@ -137,7 +137,7 @@ def start_worker(
     The REST security settings are read first (`environ` supplies KAFKA_OPTS; the process's by default):
     one the worker cannot serve with raises WorkerConfigError before anything starts.
     """
-    from sparklink.worker.execution.spark import build_session, stop_session
+    from sparklink.worker.execution.spark import build_session, spark_dirs, stop_session
 
     log_context.install()
     log_settings(config)
@@ -156,6 +156,8 @@ def start_worker(
         stores = kafka_stores(config)
         plugins = Plugins()
         scratch = Path(config.state_dir) / "checkpoints" if config.state_dir else None
+        # Plugins never write where the worker keeps code: its installation, state, Spark's jars and home.
+        files = config.file_access(*spark_dirs(session))
         runs = TaskRuns(
             session,
             config.bootstrap_servers,
@@ -168,6 +170,7 @@ def start_worker(
             realtime_batch_ms=config.realtime_batch_ms,
             offset_flush_ms=config.offset_flush_interval_ms,
             warm_up_topic=config.config_topic,
+            files=files,
         )
         worker = Worker(plugins, runs)
         herder: StandaloneHerder
@@ -179,10 +182,11 @@ def start_worker(
                 worker,
                 plugins,
                 cluster_id(config.bootstrap_servers),
+                files,
                 peer_tls=rest.security.peer_tls.context,
             )
         else:
-            herder = StandaloneHerder(config, stores, worker, plugins, cluster_id(config.bootstrap_servers))
+            herder = StandaloneHerder(config, stores, worker, plugins, cluster_id(config.bootstrap_servers), files)
         rest_app.attach(rest.app, herder)
         herder.start()
     except BaseException:

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from sparklink.api import files
 from sparklink.api.config import read_properties
 from sparklink.clients.secrets import HIDDEN, is_secret
 from sparklink.worker import listeners as listener_urls
@@ -108,6 +109,10 @@ class WorkerConfig(BaseModel):
     state_dir: str | None = Field(None, alias="sparklink.state.dir")
     # Every task is a Spark streaming query in this process: bound what one request can ask for.
     tasks_max_limit: int = Field(256, alias="sparklink.tasks.max.limit", ge=1)
+    # The directories connectors may read and write files in (api/files.py; Kafka's KIP-993
+    # `allowed.paths` semantics): absolute, existing, comma-separated. Unset: anywhere but the worker's
+    # own installation, Python path and state directory.
+    file_allowed_paths: str | None = Field(None, alias="sparklink.file.allowed.paths")
 
     @property
     def realtime_batch_ms(self) -> int:
@@ -134,6 +139,18 @@ class WorkerConfig(BaseModel):
         finally:
             providers.close()
         return {**data, **resolved}
+
+    def file_access(self, *protected: str | Path) -> files.FileAccess:
+        """The rules plugins read and write files by: the allow-list, and no writes into this process's
+        installation, the state directory or `protected` (what else the worker keeps: Spark's jars)."""
+        own = [self.state_dir] if self.state_dir else []
+        return files.FileAccess.of(self.file_allowed_paths, [*own, *protected])
+
+    @field_validator("file_allowed_paths")
+    @classmethod
+    def _file_allowed_paths(cls, value: str | None) -> str | None:
+        files.parse_allowed(value)  # ValueError: "Path x is not absolute" / "does not exist", as Kafka says
+        return value
 
     @field_validator("listeners")
     @classmethod

@@ -16,6 +16,7 @@ from sparklink.api.connector import SinkTask, SourceTask, TaskContext
 from sparklink.api.direct import DirectSource
 from sparklink.api.task_config import TaskSettings, sink_group
 from sparklink.worker.execution.direct_run import DirectRun
+from sparklink.worker.execution.outages import Outage
 from sparklink.worker.execution.run import TaskRun, TaskStart, converts_only
 from sparklink.worker.execution.running import safe_name
 from sparklink.worker.execution.services import RunServices
@@ -30,8 +31,9 @@ class RunFactory:
         # The worker's key/value/header converter settings, used where a connector sets none.
         self.converter_defaults = dict(converter_defaults or {})
 
-    def build(self, connector: str, start: TaskStart, retries: int = 0) -> TaskRun:
-        """A new run of the task, not started; raises if its pipeline cannot be built.
+    def build(self, connector: str, start: TaskStart, retries: int = 0, outage: Outage | None = None) -> TaskRun:
+        """A new run of the task, not started; raises if its pipeline cannot be built. `retries` and
+        `outage` say what automatic restarts came before it (tasks.py).
 
         Converters, transforms and error handling come from the connector's config (as in Connect),
         else from the task config."""
@@ -42,7 +44,9 @@ class RunFactory:
         pipeline = compile_pipeline(config, self.converter_defaults, side, connector, task_id)
         services.scratch.mkdir(parents=True, exist_ok=True)
         checkpoint = Path(tempfile.mkdtemp(prefix=f"{safe_name(connector)}-{task_id}-", dir=services.scratch))
-        ctx = TaskContext(connector, task_id, dict(start.config), services.spark, checkpoint=str(checkpoint))
+        ctx = TaskContext(
+            connector, task_id, dict(start.config), services.spark, checkpoint=str(checkpoint), files=services.files
+        )
         state = (connector, task_id, task, ctx, settings, start.events, checkpoint)
         if isinstance(task, SinkTask):
             group = sink_group(connector, ctx.config)
@@ -52,6 +56,7 @@ class RunFactory:
                 pipeline=pipeline,
                 connector_config=start.connector_config,
                 retries=retries,
+                outage=outage,
                 sink=task,
                 group=group,
             )
@@ -66,6 +71,7 @@ class RunFactory:
                 pipeline=pipeline,
                 connector_config=start.connector_config,
                 retries=retries,
+                outage=outage,
                 source=task,
                 direct=task,
             )
@@ -75,5 +81,6 @@ class RunFactory:
             pipeline=pipeline,
             connector_config=start.connector_config,
             retries=retries,
+            outage=outage,
             source=task,
         )

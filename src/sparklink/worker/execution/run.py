@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import logging
 import shutil
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sparklink.api.connector import Task
 from sparklink.api.metrics import MetricGroup
 from sparklink.worker import log_context
 from sparklink.worker.execution import task_metrics
+from sparklink.worker.execution.outages import Outage
 from sparklink.worker.execution.running import (
     RunningTask,
     close_callback_connection,
@@ -65,6 +67,10 @@ class TaskRun(RunningTask, ABC):
     connector_config: Mapping[str, str] | None = None
     retries: int = 0
     """The automatic restarts before this run (restarts.py: transient start failures)."""
+    outage: Outage | None = None
+    """The Kafka outage this run was started to come through (outages.py), if any."""
+    started: float = field(default_factory=time.monotonic)
+    """When the run was built (monotonic seconds): one that runs long enough is through an outage."""
 
     @abstractmethod
     def start(self) -> StreamingQuery | None:

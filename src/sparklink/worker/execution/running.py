@@ -53,6 +53,8 @@ class RunningTask:
     """Its failure has gone to `events` (once)."""
     error: str = ""
     """The Python trace of the batch that failed its query (`remember_error`)."""
+    exception: BaseException | None = None
+    """The exception behind `error`, kept to tell a Kafka outage from other failures (outages.py)."""
     callback: object | None = None
     """The Py4J connection its query's stream thread calls Python through (`remember_callback_connection`)."""
     callback_noted: bool = False
@@ -132,6 +134,7 @@ def remember_error(run: RunningTask) -> Iterator[None]:
             return
         summary = "".join(traceback.format_exception_only(exc)).strip()
         run.error = summary + "\n" + traceback.format_exc()
+        run.exception = exc
         # Spark runs regexes over the failure text of a query; a long Py4J-wrapped trace can overflow
         # the stream thread's stack and kill it before the termination event is sent.
         raise TaskBatchError(summary.splitlines()[0][:500]) from None

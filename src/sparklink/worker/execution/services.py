@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sparklink.api.files import FileAccess
 from sparklink.worker.execution import kafka_io
 from sparklink.worker.execution.direct import ProgressOffsets, RealtimeSlots
 from sparklink.worker.storage.group_offsets import GroupOffsetStore
@@ -57,3 +58,6 @@ class RunServices:
     """Offsets of direct queries, from their progress events."""
     slots: RealtimeSlots
     """Spark task slots held by real-time queries."""
+    files: FileAccess
+    """Where tasks may read and write local files (api/files.py): the worker's rules, which keep
+    writes out of `scratch` too; each task's context carries them."""

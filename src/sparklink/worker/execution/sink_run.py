@@ -40,6 +40,7 @@ class SinkRun(TaskRun):
 
     def start(self) -> StreamingQuery | None:
         services, settings = self.services, self.settings
+        self.sink.start(self.ctx)  # the task's own checks (e.g. the worker's file rules) come first
         topics = list(settings.topics)
         self.assigned = kafka_io.share(services.metadata.partitions(topics), topics, self.task_id, settings.task_count)
         if not self.assigned:

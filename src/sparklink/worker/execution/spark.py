@@ -126,6 +126,14 @@ def register_functions(spark: SparkSession) -> None:
         spark.sql(exprs.UTF8_TEXT_IN_SQL)
 
 
+def spark_dirs(spark: SparkSession) -> list[str]:
+    """Where this session's Spark keeps code: SPARK_HOME and the directories of its jars (a jar put
+    there would be loaded at the next start)."""
+    jars = [j.removeprefix("file:") for j in (spark.conf.get("spark.jars", "") or "").split(",") if j.strip()]
+    home = os.environ.get("SPARK_HOME")
+    return list(dict.fromkeys([*([home] if home else []), *(os.path.dirname(j) for j in jars)]))
+
+
 def _spark_home_without_zips() -> Path:
     """The installed PySpark as a SPARK_HOME (jars, bin, conf linked) whose python/lib has no zips.
 

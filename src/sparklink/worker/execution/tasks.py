@@ -4,7 +4,10 @@ Caller: the worker (worker.py).
 Each task is its own run with its own streaming query, so one task can fail, restart or stop without
 touching its siblings. A run owns its path (run.py and its kinds); the registry only builds runs
 (factory.py), keeps them by task, starts and stops several at once, and turns a query's termination
-into a restart (a fresh run) or a FAILED task, reported to the task's `TaskEvents`.
+into a restart (a fresh run) or a FAILED task, reported to the task's `TaskEvents`. Two kinds of
+failure are restarted: a Python worker that did not start in time (restarts.py, at once) and a Kafka
+outage (outages.py, after Connect's back-off, while the task's status stays RUNNING). A task waiting
+for such a restart counts as running; stopping or starting it cancels the wait.
 """
 
 from __future__ import annotations
@@ -14,15 +17,18 @@ import logging
 import shutil
 import tempfile
 import threading
+import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sparklink.api.connector import Task
+from sparklink.api.files import FileAccess
 from sparklink.worker import log_context
-from sparklink.worker.execution import contexts, kafka_io, restarts
+from sparklink.worker.execution import contexts, kafka_io, outages, restarts
 from sparklink.worker.execution.direct import ProgressOffsets, RealtimeSlots
 from sparklink.worker.execution.factory import RunFactory
 from sparklink.worker.execution.listener import QueryListener
@@ -59,12 +65,14 @@ class TaskRuns:
         realtime_batch_ms: int = 60000,
         offset_flush_ms: int = 5000,
         warm_up_topic: str | None = None,
+        files: FileAccess | None = None,
     ) -> None:
         # How long a query whose trigger found nothing to do waits before it looks again (Spark: 10 ms).
         # Sink queries trigger continuously (kafka_io.SINK_TRIGGER) and rely on it to look once per
         # interval; for the others it fits inside their interval and changes nothing.
         spark.conf.set("spark.sql.streaming.pollingDelay", f"{trigger_interval_ms}ms")
         register_functions(spark)  # converters' expressions call them
+        scratch = Path(scratch_dir or tempfile.mkdtemp(prefix="sparklink-checkpoints-"))
         self.services = RunServices(
             spark=spark,
             bootstrap_servers=bootstrap_servers,
@@ -72,14 +80,18 @@ class TaskRuns:
             group_offsets=group_offsets,
             metadata=kafka_io.Metadata(bootstrap_servers),
             triggers=Triggers(trigger_interval_ms, realtime_batch_ms, stop_grace_s),
-            scratch=Path(scratch_dir or tempfile.mkdtemp(prefix="sparklink-checkpoints-")),
+            scratch=scratch,
             progress=ProgressOffsets(offsets, offset_flush_ms / 1000),
             slots=RealtimeSlots(lambda: int(spark.sparkContext.defaultParallelism)),
+            files=(files or FileAccess.of()).protecting(scratch),
         )
         self.factory = RunFactory(self.services, converter_defaults)
         self._runs: dict[tuple[str, int], TaskRun] = {}
         self._by_query: dict[str, TaskRun] = {}
         self._early_exits: dict[str, str | None] = {}
+        # Tasks waiting for an automatic restart, each with the event that cancels the wait.
+        self._pending: dict[tuple[str, int], threading.Event] = {}
+        self._classifier = outages.Classifier.on_jvm(spark.sparkContext._jvm)
         # Serialises task starts and stops with the watchdog's re-assignments.
         self._control = threading.RLock()
         self._lock = threading.RLock()
@@ -124,10 +136,10 @@ class TaskRuns:
             failures = _run_together([functools.partial(self._start, connector, s) for s in starts])
         return {s.task_id: exc for s, exc in zip(starts, failures, strict=True) if exc is not None}
 
-    def _start(self, connector: str, start: TaskStart, retries: int = 0) -> None:
+    def _start(self, connector: str, start: TaskStart, retries: int = 0, outage: outages.Outage | None = None) -> None:
         self._stop(connector, start.task_id)
         with contexts.starting_query(self.services.spark, connector, start.task_id):
-            run = self.factory.build(connector, start, retries)
+            run = self.factory.build(connector, start, retries, outage)
             query = run.start()
         with self._lock:
             run.query = query
@@ -158,7 +170,10 @@ class TaskRuns:
 
     def _stop(self, connector: str, task_id: int) -> None:
         with self._lock:
+            waiting = self._pending.pop((connector, task_id), None)
             run = self._runs.pop((connector, task_id), None)
+        if waiting is not None:
+            waiting.set()
         if run is None:
             return
         # Its entry in _by_query goes when the termination event arrives (marked as stopping).
@@ -175,6 +190,10 @@ class TaskRuns:
     def close(self) -> None:
         """Stop the watchdog (it talks to the JVM), then every query; the caller stops the JVM after."""
         self._closed.set()
+        with self._lock:
+            waits, self._pending = list(self._pending.values()), {}
+        for waiting in waits:
+            waiting.set()
         self._watchdog.close()
         if self._warm_up is not None:
             # Bounded by the warm-up's own client timeouts (kafka_io.warm_up).
@@ -193,6 +212,8 @@ class TaskRuns:
     def running(self, connector: str, task_id: int) -> bool:
         with self._lock:
             run = self._runs.get((connector, task_id))
+            if (connector, task_id) in self._pending:
+                return True  # between runs: its restart is on its way
         return bool(run and (run.query is None or run.query.isActive))
 
     def runs(self) -> list[TaskRun]:
@@ -240,24 +261,101 @@ class TaskRuns:
                 decision.attempt,
                 restarts.MAX_START_RETRIES,
             )
-            # Not on the caller's thread: that is Spark's listener bus (or the watchdog, or a start
-            # that holds the control lock), and a query start must not wait on either.
-            name = f"restart-{run.connector}-{run.task_id}"
-            threading.Thread(target=self._restart, args=(run, decision.attempt), name=name, daemon=True).start()
+            self._restart_later(run, 0.0, decision.attempt, None)
+            return
+        cause = self._outage_cause(run, exception)
+        if cause is not None and not self._closed.is_set():
+            settled = run.batches > 0 or time.monotonic() - run.started >= outages.SETTLED_S
+            self._through_outage(run, run.outage, settled, cause, trace)
             return
         log.error("task %s-%d failed: %s", run.connector, run.task_id, trace.strip().splitlines()[-1][:300])
         run.events.task_failed(run.connector, run.task_id, trace)
 
-    def _restart(self, run: TaskRun, attempt: int) -> None:
-        """Start a fresh run for a task whose query died of a transient start failure, unless the
-        task was stopped, replaced or the worker closed meanwhile."""
-        with self._control, log_context.task_context(run.connector, run.task_id):
-            if self._closed.is_set() or self._runs.get(run.key) is not run or run.stopping:
-                return
+    def _outage_cause(self, run: TaskRun, exception: str | None) -> str | None:
+        """The retriable Kafka error the run's query died of, if it died of one (outages.py)."""
+        if run.exception is not None:
+            found = self._classifier.in_exception(run.exception)
+            if found:
+                return found
+        return self._classifier.in_trace(f"{run.error}\n{exception or ''}")
+
+    def _through_outage(
+        self, run: TaskRun, previous: outages.Outage | None, settled: bool, cause: str, trace: str
+    ) -> None:
+        """Restart the task after Connect's back-off, or fail it once errors.retry.timeout has run out."""
+        now = time.monotonic()
+        outage = outages.next_outage(previous, cause, now, settled)
+        policy = run.pipeline.policy
+        backoff = outages.Backoff(policy.retry_timeout_ms, policy.retry_delay_max_ms)
+        elapsed = now - outage.since
+        if backoff.gives_up(elapsed):
+            log.error(
+                "task %s-%d failed: Kafka was unavailable for %.0f s over %d restart(s); %s",
+                run.connector,
+                run.task_id,
+                elapsed,
+                outage.restarts,
+                cause,
+            )
+            run.events.task_failed(run.connector, run.task_id, outages.gave_up_trace(outage, elapsed, backoff, trace))
+            return
+        restart = outage.restarts + 1
+        delay = backoff.delay_s(restart)
+        if backoff.timeout_ms > 0:
+            delay = min(delay, max(0.0, backoff.timeout_ms / 1000 - elapsed))
+        log.warning(
+            "task %s-%d: its query stopped because Kafka is unavailable (%s); restart %d in %.1f s, "
+            "%.0f s into the outage (%s); its status stays RUNNING",
+            run.connector,
+            run.task_id,
+            cause,
+            restart,
+            delay,
+            elapsed,
+            backoff.describe(),
+        )
+        self._restart_later(run, delay, run.retries, replace(outage, restarts=restart))
+
+    def _restart_later(self, run: TaskRun, delay: float, retries: int, outage: outages.Outage | None) -> None:
+        """Start a fresh run of the task after `delay` seconds, on a thread of its own: not on the
+        caller's, which is Spark's listener bus (or the watchdog, or a start that holds the control
+        lock), and a query start must not wait on either. Stopping or starting the task meanwhile,
+        or closing the registry, cancels it."""
+        cancel = threading.Event()
+        with self._lock:
+            self._pending[run.key] = cancel
+        name = f"restart-{run.connector}-{run.task_id}"
+        args = (run, cancel, delay, retries, outage)
+        threading.Thread(target=self._restart, args=args, name=name, daemon=True).start()
+
+    def _restart(
+        self, run: TaskRun, cancel: threading.Event, delay: float, retries: int, outage: outages.Outage | None
+    ) -> None:
+        if cancel.wait(delay):
+            return
+        with self._control:
+            with self._lock:
+                if self._pending.get(run.key) is not cancel or self._closed.is_set():
+                    return
+                del self._pending[run.key]
             try:
-                self._start(run.connector, run.fresh_start(), retries=attempt)
+                self._start(run.connector, run.fresh_start(), retries=retries, outage=outage)
             except Exception as exc:
-                run.events.task_failed(run.connector, run.task_id, f"restarting the task's query failed: {exc}")
+                cause = self._classifier.in_exception(exc)
+                trace = f"restarting the task's query failed: {exc}"
+                if cause is not None and not self._closed.is_set():
+                    # Still down: the next restart waits longer, within the same outage.
+                    self._through_outage(run, outage, False, cause, trace)
+                    return
+                run.events.task_failed(run.connector, run.task_id, trace)
+                return
+        if outage is not None:
+            log.info(
+                "task %s-%d: query restarted (restart %d of a Kafka outage)",
+                run.connector,
+                run.task_id,
+                outage.restarts,
+            )
 
 
 _SESSIONS_USED: weakref.WeakSet[SparkSession] = weakref.WeakSet()

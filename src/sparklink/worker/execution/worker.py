@@ -80,6 +80,7 @@ class Worker:
             try:
                 instance = self.plugins.resolve(config[CONNECTOR_CLASS]).cls()
                 instance.context = context
+                instance.files = self.tasks.services.files
                 instance.start(config)
             except Exception:
                 self.startups.record("connector", ok=False)

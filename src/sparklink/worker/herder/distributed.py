@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import httpx
 
 from sparklink.api.errors import BadRequestError, ConnectError, NotAssignedError, NotFoundError, NotLeaderError
+from sparklink.api.files import FileAccess
 from sparklink.api.states import State, TargetState
 from sparklink.worker.config import WorkerConfig
 from sparklink.worker.herder import metrics, offsets, restarts
@@ -71,9 +72,10 @@ class DistributedHerder(StandaloneHerder):
         worker: ConnectorRunner,
         plugins: Plugins,
         cluster_id: str = "",
+        files: FileAccess | None = None,
         peer_tls: Callable[[], ssl.SSLContext] | None = None,
     ) -> None:
-        super().__init__(config, stores, worker, plugins, cluster_id)
+        super().__init__(config, stores, worker, plugins, cluster_id, files)
         self.url = config.advertised_url  # http or https (rest.advertised.listener)
         self.session_keys = SessionKeys(config.signing)
         self._internal = InternalRequests(self.session_keys, peer_tls)

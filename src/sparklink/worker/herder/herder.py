@@ -18,6 +18,7 @@ from typing import TypeVar
 
 from sparklink.api.connector import ConnectorContext
 from sparklink.api.errors import AlreadyExistsError, BadRequestError, NotFoundError
+from sparklink.api.files import FileAccess
 from sparklink.api.metrics import MetricGroup
 from sparklink.api.states import State, TargetState
 from sparklink.api.task_config import CONNECTOR_CLASS, sink_group
@@ -66,9 +67,17 @@ class Stores:
 
 class StandaloneHerder:
     def __init__(
-        self, config: WorkerConfig, stores: Stores, worker: ConnectorRunner, plugins: Plugins, cluster_id: str = ""
+        self,
+        config: WorkerConfig,
+        stores: Stores,
+        worker: ConnectorRunner,
+        plugins: Plugins,
+        cluster_id: str = "",
+        files: FileAccess | None = None,
     ) -> None:
         self.config = config
+        # The file rules plugins validate with (api/files.py); the assembly adds what Spark keeps.
+        self.files = files or config.file_access()
         self.configs = stores.configs
         self.statuses = stores.statuses
         self.offsets = stores.offsets
@@ -316,7 +325,9 @@ class StandaloneHerder:
         return [config_key_info(k) for k in validation.definition(desc).keys.values()]
 
     def validate(self, plugin: str, config: RawConfig) -> ConfigInfos:
-        return validation.config_infos(self._plugins, plugin, config, self.config.tasks_max_limit, self._providers)
+        return validation.config_infos(
+            self._plugins, plugin, config, self.config.tasks_max_limit, self._providers, self.files
+        )
 
     def task_metrics(self) -> list[TaskMetrics]:
         return [TaskMetrics(c.connector, c.task, c.records, c.batches) for c in self.worker.task_counters()]
@@ -373,7 +384,9 @@ class StandaloneHerder:
         return config
 
     def _validated(self, name: str, config: RawConfig) -> dict[str, str]:
-        return validation.validated(self._plugins, name, config, self.config.tasks_max_limit, self._providers)
+        return validation.validated(
+            self._plugins, name, config, self.config.tasks_max_limit, self._providers, self.files
+        )
 
     def _type_of(self, config: Mapping[str, str]) -> ConnectorType:
         desc = self._plugins.find(config.get(CONNECTOR_CLASS, ""))

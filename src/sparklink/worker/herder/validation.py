@@ -13,6 +13,9 @@ that would quote it; a placeholder that cannot be resolved stays as written, so 
 it (its connector then fails at start, saying why). Secret keys (the plugin's PASSWORD keys, client secrets
 under any prefix: `sparklink.clients.secrets`) are `[hidden]` in answers, and no error text quotes a secret.
 The worker's `config.providers*` keys in a connector config are ignored (Connect 4.4 strips them).
+
+The plugin validates with the worker's file rules set on it (`Connector.files`, api/files.py), so a
+connector that names files in its config refuses the ones the worker keeps it from.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from collections.abc import Mapping
 
 from sparklink.api import config as cfg
 from sparklink.api.errors import BadRequestError, ConfigValidationError, ForbiddenError
+from sparklink.api.files import FileAccess
 from sparklink.api.task_config import CONNECTOR_CLASS, TASKS_MAX, TASKS_MAX_ENFORCE, TOPICS
 from sparklink.clients.secrets import HIDDEN, is_secret, scrub, secret_values
 from sparklink.worker import connector_config
@@ -101,14 +105,16 @@ def _redacted(
     return out
 
 
-def validate(plugins: Plugins, raw: RawConfig, tasks_limit: int) -> dict[str, list[str]]:
+def validate(
+    plugins: Plugins, raw: RawConfig, tasks_limit: int, files: FileAccess | None = None
+) -> dict[str, list[str]]:
     """Errors per key for a full connector config (an unknown class is reported on connector.class).
 
     A null value is an error of its own (AbstractHerder#addNullValuedErrors); `tasks.max` may not
     exceed this worker's `sparklink.tasks.max.limit`, since every task is a Spark query here.
     """
     config = {k: v for k, v in raw.items() if v is not None}
-    errors = _validate(plugins, config)
+    errors = _validate(plugins, config, files)
     desc = plugins.find(config.get(CONNECTOR_CLASS, ""))
     keys = validated_keys(desc, config) if desc else connector_config.SOURCE.keys
     for key in (k for k, v in raw.items() if v is None):
@@ -124,7 +130,7 @@ def validate(plugins: Plugins, raw: RawConfig, tasks_limit: int) -> dict[str, li
     return errors
 
 
-def _validate(plugins: Plugins, config: Mapping[str, str]) -> dict[str, list[str]]:
+def _validate(plugins: Plugins, config: Mapping[str, str], files: FileAccess | None) -> dict[str, list[str]]:
     desc = plugins.find(config.get("connector.class", ""))
     if desc is None:
         unknown = connector_config.SOURCE.validate(config)
@@ -138,7 +144,10 @@ def _validate(plugins: Plugins, config: Mapping[str, str]) -> dict[str, list[str
     own = desc.cls.config_def().keys
     base = cfg.ConfigDef({n: k for n, k in connector_config.definition(desc.type).keys.items() if n not in own})
     errors: dict[str, list[str]] = {name: [] for name in definition(desc).keys}
-    for key, errs in [*base.validate(config).items(), *desc.cls().validate(config).items()]:
+    plugin = desc.cls()
+    if files is not None:
+        plugin.files = files
+    for key, errs in [*base.validate(config).items(), *plugin.validate(config).items()]:
         errors.setdefault(key, []).extend(errs)
     enrichment.check(config, desc.type, errors)
     if desc.type == "sink" and not config.get(TOPICS, "").strip():
@@ -147,7 +156,12 @@ def _validate(plugins: Plugins, config: Mapping[str, str]) -> dict[str, list[str
 
 
 def validated(
-    plugins: Plugins, name: str, raw: RawConfig, tasks_limit: int, providers: ConfigProviders | None = None
+    plugins: Plugins,
+    name: str,
+    raw: RawConfig,
+    tasks_limit: int,
+    providers: ConfigProviders | None = None,
+    files: FileAccess | None = None,
 ) -> dict[str, str]:
     """The config a create or update stores (placeholders as written), or a 400 listing every error as
     Connect does."""
@@ -163,7 +177,9 @@ def validated(
     plugins.resolve(connector_class)
     config, resolved, types = _resolved(plugins, raw, providers)
     errors = {
-        k: v for k, v in _redacted(validate(plugins, resolved, tasks_limit), config, resolved, types).items() if v
+        k: v
+        for k, v in _redacted(validate(plugins, resolved, tasks_limit, files), config, resolved, types).items()
+        if v
     }
     if errors:
         lines = [e for errs in errors.values() for e in errs]
@@ -187,7 +203,12 @@ def check_addressable(name: str) -> None:
 
 
 def config_infos(
-    plugins: Plugins, plugin: str, raw: RawConfig, tasks_limit: int, providers: ConfigProviders | None = None
+    plugins: Plugins,
+    plugin: str,
+    raw: RawConfig,
+    tasks_limit: int,
+    providers: ConfigProviders | None = None,
+    files: FileAccess | None = None,
 ) -> ConfigInfos:
     """The `/connector-plugins/{plugin}/config/validate` answer (Connect's ConfigInfos)."""
     connector_class = raw.get(CONNECTOR_CLASS)
@@ -198,7 +219,7 @@ def config_infos(
     desc = plugins.resolve(connector_class)
     config, resolved, types = _resolved(plugins, raw, providers)
     keys = validated_keys(desc, {k: v for k, v in resolved.items() if v is not None})
-    errors = _redacted(validate(plugins, resolved, tasks_limit), config, resolved, types)
+    errors = _redacted(validate(plugins, resolved, tasks_limit, files), config, resolved, types)
     configs = []
     for name in dict.fromkeys([*keys, *errors]):
         key = keys.get(name)

@@ -261,14 +261,18 @@ def retrying(
         except Exception as exc:
             if not is_retriable(exc) or time.monotonic() >= deadline or stopping():
                 raise
-            delay = RETRIES_DELAY_MIN_MS << min(attempt - 1, 20)
-            if delay > policy.retry_delay_max_ms:
-                delay = random.randrange(max(policy.retry_delay_max_ms, 1))
-            delay_s = min(delay / 1000, max(0.0, deadline - time.monotonic()))
+            delay_s = min(backoff_ms(attempt, policy.retry_delay_max_ms) / 1000, max(0.0, deadline - time.monotonic()))
             log.debug("retriable failure (attempt %d), retrying in %.3f s: %s", attempt, delay_s, exc)
             if counts is not None:
                 counts.retried()
             time.sleep(delay_s)
+
+
+def backoff_ms(attempt: int, max_delay_ms: int) -> int:
+    """Connect's wait before retry `attempt` (1-based; RetryWithToleranceOperator#backoff): 300 ms doubling
+    each attempt; past `errors.retry.delay.max.ms`, a random delay below it."""
+    delay = RETRIES_DELAY_MIN_MS << min(attempt - 1, 20)
+    return random.randrange(max(max_delay_ms, 1)) if delay > max_delay_ms else delay
 
 
 def is_retriable(exc: BaseException) -> bool:

@@ -2,7 +2,9 @@
 
 The statement reads `records`, a per-batch view of the records that have not failed (key, value,
 headers, topic, partition, timestamp, offset for sinks, and the original record for the DLQ); its
-result becomes the new set of records.
+result becomes the new set of records. Before anything runs, Spark's own parser reads the statement
+and its plan is checked (sql_guard.spark_refusal): a statement stored before the rules, or one the
+validator's parser read differently, fails the task's build instead of running.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from sparklink.worker.transforms import exprs as x
+from sparklink.worker.transforms import sql_guard
 from sparklink.worker.transforms.frames import (
     DROP,
     ERROR,
@@ -47,6 +50,9 @@ def sql_step(frame: DataFrame, rec: Rec, alias: str, transform: SqlTransform, si
         ORIGINAL,
     ]
     original_type = frame.schema[ORIGINAL].dataType.simpleString()
+    refused = sql_guard.spark_refusal(frame.sparkSession, str(transform.config["statement"]))
+    if refused:
+        raise sql_guard.SqlRefused(f"The SQL statement of transform '{alias}' is refused: {refused}")
 
     def query(current: DataFrame) -> DataFrame:
         view = barrier(current, f"{ERROR} IS NULL AND NOT {DROP}").selectExpr(*view_columns)

@@ -10,6 +10,10 @@ not selected. A JSON value is a VARIANT, so `value:amount::int > 100` or `varian
 The statement runs inside the same Spark plan as the rest of the chain; records that failed in an
 earlier step skip it (they go to the dead letter queue) and a failure inside the statement fails the
 batch, whatever errors.tolerance says.
+
+It is a query over `records` and nothing else: no other table, view, file or table-valued function, no
+reflection, scripts, commands or `${...}` substitution (sql_guard.py). The validator refuses any other
+statement with the part that breaks the rule; the task's build checks again with Spark's parser.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import re
 import uuid
 
 from sparklink.api.config import Message
+from sparklink.worker.transforms import sql_guard
 from sparklink.worker.transforms.plugin import config, key
 from sparklink.worker.transforms.smt.base import Transformation
 
@@ -26,10 +31,13 @@ _WITH = re.compile(r"^\s*WITH\s", re.IGNORECASE)
 _RECORDS = re.compile(r"\brecords\b", re.IGNORECASE)
 
 
-def _check(_name: str, value: object) -> str | None:
+def _check(name: str, value: object) -> str | None:
     text = str(value).strip()
     if not text:
         return "String must be non-empty"
+    reason = sql_guard.refusal(text)
+    if reason:
+        return Message(f"The SQL statement of {name} is refused: {reason}")
     if not _RECORDS.search(text):
         return Message("The SQL statement must read from the table 'records', e.g. SELECT * FROM records WHERE ...")
     return None
@@ -57,6 +65,8 @@ class SqlTransform(Transformation):
     def query(self) -> str:
         """The statement with `records` bound to this transform's per-batch view (a CTE of that name)."""
         statement = str(self.config["statement"]).strip().rstrip(";")
+        if "${" in statement:  # never handed to Spark's variable substitution, whatever else checked it
+            raise sql_guard.SqlRefused(f"The SQL statement is refused: {sql_guard.NO_SUBSTITUTION}")
         binding = f"records AS (SELECT * FROM {self.view})"
         if _WITH.match(statement):
             return f"WITH {binding}, {_WITH.sub('', statement, count=1)}"

@@ -2,8 +2,10 @@
 
 The run reads its share of the connector's topic partitions with Spark's Kafka source (`assign`,
 round-robin over the connector's tasks: kafka_io.share), from the offsets committed to the
-connector's consumer group. Its batch function hands each micro-batch to the task and then commits
-the batch's end offsets to the group: the order is fixed (`_commit`). A share that changes (a topic
+connector's consumer group, with the task's consumer settings (the worker's `consumer.*`, then the
+connector's `consumer.override.*`); a dead letter queue takes its producer and admin settings likewise.
+Its batch function hands each micro-batch to the task and then commits the batch's end offsets to the
+group: the order is fixed (`_commit`). A share that changes (a topic
 created or grown after the start) is noticed by the watchdog (`changed_share`), and the registry
 starts a fresh run for it.
 """
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sparklink.api.connector import SinkTask
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.worker.execution import kafka_io, offset_log
 from sparklink.worker.execution.run import TaskRun, TopicPartition
 from sparklink.worker.transforms import errors as record_errors
@@ -36,9 +39,17 @@ class SinkRun(TaskRun):
     """The connector's consumer group (api.task_config.sink_group)."""
     assigned: list[TopicPartition] = field(default_factory=list)
     """The partitions this run reads: its share when it started."""
+    dlq: tuple[KafkaClientSettings, KafkaClientSettings] | None = None
+    """The dead letter queue's producer and admin settings, when the connector has one."""
 
     def start(self) -> StreamingQuery | None:
-        services, settings = self.services, self.settings
+        services, settings, clients = self.services, self.settings, self.services.clients
+        consumer = clients.checked(clients.consumer(self.client_config), self.client_name("consumer"))
+        if self.pipeline.policy.dlq is not None:
+            self.dlq = (
+                clients.checked(clients.producer(self.client_config), self.client_name("dead letter queue producer")),
+                clients.checked(clients.admin(self.client_config), self.client_name("admin")),
+            )
         topics = list(settings.topics)
         self.assigned = kafka_io.share(services.metadata.partitions(topics), topics, self.task_id, settings.task_count)
         if not self.assigned:
@@ -47,7 +58,7 @@ class SinkRun(TaskRun):
         starting = services.group_offsets.committed(self.group, self.assigned)
         stream = kafka_io.read_stream(
             services.spark,
-            services.bootstrap_servers,
+            consumer,
             self.assigned,
             starting,
             settings,
@@ -76,7 +87,7 @@ class SinkRun(TaskRun):
            consumer group, for each partition it advanced;
         3. newly seen topics are recorded; 4. metrics (records: the offsets the batch spans).
         """
-        pipeline, bootstrap = self.pipeline, self.services.bootstrap_servers
+        pipeline = self.pipeline
         covered = offset_log.batch_range(self.checkpoint, batch_id)
         if not covered.offsets:
             return
@@ -90,9 +101,9 @@ class SinkRun(TaskRun):
             outcome = pipeline.run(batch)
             # Records that failed conversion or a transform (errors.tolerance=all) go to the dead
             # letter queue before the batch's offsets are committed.
-            dead = pipeline.dead_letters(outcome, bootstrap, {})
-            if dead is not None:
-                kafka_io.write_records(dead, bootstrap, task_producer_config(self.ctx.config))
+            dead = pipeline.dead_letters(outcome, self.dlq[1] if self.dlq else None)
+            if dead is not None and self.dlq is not None:
+                kafka_io.write_records(dead, self.dlq[0])
             records = outcome.records
             record_errors.retrying(
                 pipeline.policy, lambda: self.sink.write_batch(records, batch_id, self.ctx), lambda: self.stopping
@@ -110,9 +121,3 @@ class SinkRun(TaskRun):
 
     def _release(self) -> None:
         self.sink.stop()
-
-
-def task_producer_config(config: Mapping[str, str]) -> dict[str, str]:
-    """Connect's `producer.override.*` settings of a task (the DLQ producer of a sink uses them)."""
-    prefix = "producer.override."
-    return {k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)}

@@ -20,6 +20,7 @@ from sparklink.api.connector import ConnectorContext
 from sparklink.api.errors import AlreadyExistsError, BadRequestError, NotFoundError
 from sparklink.api.states import State, TargetState
 from sparklink.api.task_config import CONNECTOR_CLASS, sink_group
+from sparklink.clients.connect import OverridePolicy
 from sparklink.worker.config import WorkerConfig
 from sparklink.worker.herder import offsets, restarts, validation
 from sparklink.worker.herder.lifecycle import Lifecycle, trace
@@ -73,6 +74,8 @@ class StandaloneHerder:
         self.worker = worker
         self._plugins = plugins
         self._cluster_id = cluster_id
+        # connector.client.config.override.policy: which `*.override.*` keys a connector config may hold.
+        self._override_policy = OverridePolicy.from_worker(config.kafka_client_properties)
         self._offsets_editor = offsets.Editor(stores.offsets, stores.group_offsets, worker)
         self._run = Lifecycle(self.configs, self.statuses, worker, config.worker_id, self, plugins)
         self._ready = threading.Event()
@@ -305,7 +308,9 @@ class StandaloneHerder:
         return [config_key_info(k) for k in validation.definition(desc).keys.values()]
 
     def validate(self, plugin: str, config: RawConfig) -> ConfigInfos:
-        return validation.config_infos(self._plugins, plugin, config, self.config.tasks_max_limit)
+        return validation.config_infos(
+            self._plugins, plugin, config, self.config.tasks_max_limit, self._override_policy
+        )
 
     def task_metrics(self) -> list[TaskMetrics]:
         return [TaskMetrics(c.connector, c.task, c.records, c.batches) for c in self.worker.task_counters()]
@@ -349,7 +354,7 @@ class StandaloneHerder:
         return config
 
     def _validated(self, name: str, config: RawConfig) -> dict[str, str]:
-        return validation.validated(self._plugins, name, config, self.config.tasks_max_limit)
+        return validation.validated(self._plugins, name, config, self.config.tasks_max_limit, self._override_policy)
 
     def _type_of(self, config: Mapping[str, str]) -> ConnectorType:
         desc = self._plugins.find(config.get(CONNECTOR_CLASS, ""))

@@ -4,7 +4,9 @@ The connector-level keys are declared once in `sparklink.worker.connector_config
 enriches them with the keys a config's transforms and predicates bring. As Connect's
 AbstractHerder#validateConnectorConfig does, a config is validated in one pass: that definition once, the
 plugin's own `validate` once (its ConfigDef and its multi-key checks), then the checks of transforms,
-predicates, converters and the dead letter queue.
+predicates, converters and the dead letter queue, and (AbstractHerder#validateClientOverrides) the
+`producer.override.*`, `consumer.override.*` and `admin.override.*` keys of the clients the connector uses,
+against the worker's `connector.client.config.override.policy`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Mapping
 from sparklink.api import config as cfg
 from sparklink.api.errors import BadRequestError, ConfigValidationError, ForbiddenError
 from sparklink.api.task_config import CONNECTOR_CLASS, TASKS_MAX, TASKS_MAX_ENFORCE, TOPICS
+from sparklink.clients.connect import ClientKind, OverridePolicy, overrides
 from sparklink.worker import connector_config
 from sparklink.worker.config import WorkerConfig
 from sparklink.worker.herder.model import ConfigInfo, ConfigInfos, ConfigValueInfo, RawConfig, config_key_info
@@ -21,6 +24,8 @@ from sparklink.worker.plugins import PluginDesc, Plugins
 from sparklink.worker.transforms import enrichment
 
 NULL_VALUE = "Null value can not be supplied as the configuration value."
+DLQ_TOPIC = "errors.deadletterqueue.topic.name"
+TOPIC_CREATION_PREFIX = "topic.creation."
 # Connect 4.4 stopped quoting the whole config here (4.3 printed it, secrets included).
 NO_CONNECTOR_TYPE = "Connector config contains no connector type"
 
@@ -55,15 +60,21 @@ def validated_keys(desc: PluginDesc, config: Mapping[str, str] | None = None) ->
     return {**connector_config.definition(desc.type).keys, **alias, **desc.cls.config_def().keys}
 
 
-def validate(plugins: Plugins, raw: RawConfig, tasks_limit: int) -> dict[str, list[str]]:
+def validate(
+    plugins: Plugins, raw: RawConfig, tasks_limit: int, policy: OverridePolicy | None = None
+) -> dict[str, list[str]]:
     """Errors per key for a full connector config (an unknown class is reported on connector.class).
 
     A null value is an error of its own (AbstractHerder#addNullValuedErrors); `tasks.max` may not
-    exceed this worker's `sparklink.tasks.max.limit`, since every task is a Spark query here.
+    exceed this worker's `sparklink.tasks.max.limit`, since every task is a Spark query here; client
+    overrides must pass `policy` (the worker's; Connect's default, All, when not given).
     """
     config = {k: v for k, v in raw.items() if v is not None}
     errors = _validate(plugins, config)
     desc = plugins.find(config.get(CONNECTOR_CLASS, ""))
+    if desc is not None:
+        for key, refused in client_override_errors(config, desc.type, policy or OverridePolicy()).items():
+            errors.setdefault(key, []).extend(refused)
     keys = validated_keys(desc, config) if desc else connector_config.SOURCE.keys
     for key in (k for k, v in raw.items() if v is None):
         # ConfigDef validates the null first (range checks refuse it), then Connect adds its own error.
@@ -76,6 +87,25 @@ def validate(plugins: Plugins, raw: RawConfig, tasks_limit: int) -> dict[str, li
             + " (this worker's sparklink.tasks.max.limit: each task is a Spark streaming query)"
         )
     return errors
+
+
+def client_override_errors(config: Mapping[str, str], kind: str, policy: OverridePolicy) -> dict[str, list[str]]:
+    """Every `<client>.override.*` key of a client this connector uses (Connect's connectorUses{Producer,
+    Consumer,Admin}), with the policy's message where it refuses the key; overrides of clients the
+    connector does not use are not checked, as in Connect."""
+    dlq = bool(config.get(DLQ_TOPIC, "").strip())
+    used = {
+        ClientKind.PRODUCER: kind == "source" or dlq,
+        ClientKind.CONSUMER: kind == "sink",
+        ClientKind.ADMIN: any(k.startswith(TOPIC_CREATION_PREFIX) for k in config) if kind == "source" else dlq,
+    }
+    refused = policy.violations(config)
+    out: dict[str, list[str]] = {}
+    for client, uses in used.items():
+        for key in overrides(config, client) if uses else ():
+            name = client.override_prefix + key
+            out[name] = [refused[name]] if name in refused else []
+    return out
 
 
 def _validate(plugins: Plugins, config: Mapping[str, str]) -> dict[str, list[str]]:
@@ -100,7 +130,9 @@ def _validate(plugins: Plugins, config: Mapping[str, str]) -> dict[str, list[str
     return errors
 
 
-def validated(plugins: Plugins, name: str, raw: RawConfig, tasks_limit: int) -> dict[str, str]:
+def validated(
+    plugins: Plugins, name: str, raw: RawConfig, tasks_limit: int, policy: OverridePolicy | None = None
+) -> dict[str, str]:
     """The config a create or update stores, or a 400 listing every error as Connect does."""
     if raw.get("name", name) != name:
         raise BadRequestError(
@@ -112,7 +144,7 @@ def validated(plugins: Plugins, name: str, raw: RawConfig, tasks_limit: int) -> 
     if not connector_class:
         raise BadRequestError(NO_CONNECTOR_TYPE)
     plugins.resolve(connector_class)
-    errors = {k: v for k, v in validate(plugins, raw, tasks_limit).items() if v}
+    errors = {k: v for k, v in validate(plugins, raw, tasks_limit, policy).items() if v}
     if errors:
         lines = [e for errs in errors.values() for e in errs]
         raise ConfigValidationError(
@@ -134,7 +166,9 @@ def check_addressable(name: str) -> None:
         )
 
 
-def config_infos(plugins: Plugins, plugin: str, config: RawConfig, tasks_limit: int) -> ConfigInfos:
+def config_infos(
+    plugins: Plugins, plugin: str, config: RawConfig, tasks_limit: int, policy: OverridePolicy | None = None
+) -> ConfigInfos:
     """The `/connector-plugins/{plugin}/config/validate` answer (Connect's ConfigInfos)."""
     connector_class = config.get(CONNECTOR_CLASS)
     if not connector_class:
@@ -142,7 +176,7 @@ def config_infos(plugins: Plugins, plugin: str, config: RawConfig, tasks_limit: 
     if not _same_type(connector_class, plugin):
         raise BadRequestError(f"Included connector type {connector_class} does not match request type {plugin}")
     keys = validated_keys(plugins.resolve(connector_class), {k: v for k, v in config.items() if v is not None})
-    errors = validate(plugins, config, tasks_limit)
+    errors = validate(plugins, config, tasks_limit, policy)
     configs = []
     for name in dict.fromkeys([*keys, *errors]):
         key = keys.get(name)

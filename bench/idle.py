@@ -55,7 +55,7 @@ from bench.rest_and_restart import (
     versions,
 )
 from bench.restart_probe import wait_running
-from sparklink.clients.settings import client_config
+from sparklink.clients.settings import KafkaClientSettings
 
 SYSTEMS = ("sparklink", "apache")
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
@@ -113,7 +113,9 @@ def connector_configs(system: str, count: int, work: Path, stamp: str) -> dict[s
 
 
 def topic_size(bootstrap: str, topic: str) -> int:
-    consumer = Consumer({**client_config(bootstrap), "group.id": "bench-idle-probe", "enable.auto.commit": False})
+    consumer = Consumer(
+        {**KafkaClientSettings(bootstrap).librdkafka(), "group.id": "bench-idle-probe", "enable.auto.commit": False}
+    )
     try:
         _, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
         return int(high)

@@ -17,6 +17,9 @@ latency p50/p99 at a steady rate instead (bench/mirror_latency.py), into mirror-
 BENCH_SCRAPE_S=15 scrapes sparklink's /metrics every 15 s during the run (bench/scrape.py).
 Each mirror gets a source and a target cluster of its own; the source is warmed up first (2 x --warmup s
 of traffic). `--apache-first` swaps the order.
+`--security sasl_ssl` serves every cluster on one SASL_SSL listener (SCRAM-SHA-512 over TLS, no PLAINTEXT
+one) instead, and both mirrors, the perf tools and the bench's own clients take the same client properties
+(each cluster's `client_properties`: bootstrap servers, CA, SCRAM login): what TLS and SASL cost each system.
 """
 
 from __future__ import annotations
@@ -39,14 +42,16 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import javaproperties
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
-from tests.support.mirror_maker_peer import SINGLE_BROKER_TOPICS, MirrorMakerPeer
+from tests.support.mirror_maker_peer import SINGLE_BROKER_TOPICS, MirrorMakerPeer, cluster_properties
 
 from bench import mirror_latency, scrape
-from sparklink.clients.settings import client_config
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform import artifacts, ports, process
 from sparklink.platform.kafka import KafkaCluster
+from sparklink.platform.kafka_listeners import Listener
 
 RESULTS = Path(__file__).parent / "results"
 TOPIC = "bench-src"
@@ -112,8 +117,39 @@ class Sampler:
 
 
 # ---------------------------------------------------------------------- Kafka helpers
-def end_total(bootstrap: str, topic: str, partitions: int) -> int:
-    consumer = Consumer(client_config(bootstrap, **{"group.id": "bench-watch"}))
+# `--security`: the one listener every cluster serves (none: the default PLAINTEXT one).
+SECURITY = {"plaintext": None, "sasl_ssl": Listener("saslssl", 9095, tls=True, authentication="scram-sha-512")}
+
+
+def new_cluster(path: Path, heap: str = "1g") -> KafkaCluster:
+    """A local cluster laid out for this run's `--security` (BENCH_SECURITY, so a latency child inherits it)."""
+    listener = SECURITY[os.environ.get("BENCH_SECURITY", "plaintext")]
+    return KafkaCluster.create(path, heap=heap, listeners=[listener] if listener else ())
+
+
+def client_props(cluster: KafkaCluster) -> dict[str, str]:
+    """How every client of this bench reaches `cluster`: Java client properties (Connect's names)."""
+    return cluster.access.client_properties()
+
+
+def clients(cluster: KafkaCluster) -> KafkaClientSettings:
+    return KafkaClientSettings.from_properties(client_props(cluster))
+
+
+def prefixed(prefix: str, props: dict[str, str]) -> dict[str, str]:
+    return {f"{prefix}{k}": v for k, v in props.items()}
+
+
+def properties_file(path: Path, props: dict[str, str]) -> Path:
+    """A Java properties file, readable by this user only (it may hold a password)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch(mode=0o600)
+    path.write_text(javaproperties.dumps(props, timestamp=False))
+    return path
+
+
+def end_total(cluster: KafkaCluster, topic: str, partitions: int) -> int:
+    consumer = Consumer(clients(cluster).librdkafka(**{"group.id": "bench-watch"}))
     try:
         total = 0
         for p in range(partitions):
@@ -127,7 +163,7 @@ def end_total(bootstrap: str, topic: str, partitions: int) -> int:
 
 
 def create(cluster: KafkaCluster, topic: str, partitions: int, **config: str) -> None:
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})  # kept alive until the result
+    admin = AdminClient(clients(cluster).librdkafka())  # kept alive until the result
     admin.create_topics([NewTopic(topic, partitions, 1, config=config)])[topic].result(30)
 
 
@@ -136,8 +172,10 @@ def tool(main: str, args: list[str]) -> str:
     return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
 
 
-def ceiling(source: KafkaCluster, records: int) -> dict[str, float]:
-    """Fill the source topic with ProducerPerformance, then read it with ConsumerPerformance."""
+def ceiling(source: KafkaCluster, records: int, work: Path) -> dict[str, float]:
+    """Fill the source topic with ProducerPerformance, then read it with ConsumerPerformance (both with the
+    source's client properties as their --command-config)."""
+    config = properties_file(work / "perf-client.properties", client_props(source))
     produced = tool(
         "org.apache.kafka.tools.ProducerPerformance",
         [
@@ -149,8 +187,9 @@ def ceiling(source: KafkaCluster, records: int) -> dict[str, float]:
             str(RECORD_SIZE),
             "--throughput",
             "-1",
+            "--command-config",
+            str(config),
             "--command-property",
-            f"bootstrap.servers={source.bootstrap_servers}",
             "acks=all",
         ],
     )
@@ -159,7 +198,16 @@ def ceiling(source: KafkaCluster, records: int) -> dict[str, float]:
     assert rate, last
     consumed = tool(
         "org.apache.kafka.tools.ConsumerPerformance",
-        ["--bootstrap-server", source.bootstrap_servers, "--topic", TOPIC, "--num-records", str(records)],
+        [
+            "--bootstrap-server",
+            source.bootstrap_servers,
+            "--command-config",
+            str(config),
+            "--topic",
+            TOPIC,
+            "--num-records",
+            str(records),
+        ],
     )
     header, values = [line for line in consumed.splitlines() if line.strip()][-2:]
     row = dict(zip([h.strip() for h in header.split(",")], [v.strip() for v in values.split(",")], strict=False))
@@ -178,7 +226,7 @@ def watch(
     """Wait for all records on the target; time and CPU of the replication window."""
     first_t = first_cpu = first_count = None
     while True:
-        count = end_total(target.bootstrap_servers, topic, partitions)
+        count = end_total(target, topic, partitions)
         now, cpu = time.monotonic(), sampler.sample()
         if first_t is None and count > 0:
             first_t, first_cpu, first_count = now, cpu, count
@@ -211,18 +259,27 @@ def sparklink_mirror(
         create(target, f"{group}-{kind}", 1, **{"cleanup.policy": "compact"})
     port = ports.free_port()
     work.mkdir(parents=True, exist_ok=True)
-    props = work / "worker.properties"
-    props.write_text(
-        f"bootstrap.servers={target.bootstrap_servers}\ngroup.id={group}\n"
-        f"config.storage.topic={group}-configs\noffset.storage.topic={group}-offsets\n"
-        f"status.storage.topic={group}-status\noffset.storage.partitions=1\nstatus.storage.partitions=1\n"
-        f"rest.port={port}\ntask.trigger.interval.ms={trigger_ms}\nsparklink.state.dir={work / 'state'}\n"
-        + (
-            f"task.realtime.batch.interval.ms={batch_ms}\n"
-            if (batch_ms := os.environ.get("BENCH_REALTIME_BATCH_MS"))
-            else ""
-        )
-    )
+    target_props = client_props(target)
+    settings = {
+        # The target's client properties for the worker's own clients, and under producer./consumer./admin.
+        # for its tasks' (Connect's task clients do not inherit the top-level security settings).
+        **target_props,
+        **prefixed("producer.", target_props),
+        **prefixed("consumer.", target_props),
+        **prefixed("admin.", target_props),
+        "group.id": group,
+        "config.storage.topic": f"{group}-configs",
+        "offset.storage.topic": f"{group}-offsets",
+        "status.storage.topic": f"{group}-status",
+        "offset.storage.partitions": "1",
+        "status.storage.partitions": "1",
+        "rest.port": str(port),
+        "task.trigger.interval.ms": str(trigger_ms),
+        "sparklink.state.dir": str(work / "state"),
+    }
+    if batch_ms := os.environ.get("BENCH_REALTIME_BATCH_MS"):
+        settings["task.realtime.batch.interval.ms"] = batch_ms
+    props = properties_file(work / "worker.properties", settings)
     env = {**os.environ, "SPARKLINK_DRIVER_MEMORY": os.environ.get("SPARKLINK_DRIVER_MEMORY", "2g")}
     pid = process.spawn(
         [sys.executable, "-m", "sparklink.cli.main", "worker", str(props)], work / "worker.log", env=env
@@ -239,8 +296,8 @@ def sparklink_mirror(
             "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
             "source.cluster.alias": "S",
             "target.cluster.alias": "T1",
-            "source.cluster.bootstrap.servers": source.bootstrap_servers,
-            "target.cluster.bootstrap.servers": target.bootstrap_servers,
+            **prefixed("source.cluster.", client_props(source)),
+            **prefixed("target.cluster.", target_props),
             "topics": topic,
             "tasks.max": str(tasks),
             "replication.factor": "1",
@@ -278,8 +335,8 @@ def apache_mirror(work: Path, source: KafkaCluster, target: KafkaCluster, topic:
         work / "apache-mm2",
         {
             "clusters": "S, T2",
-            "S.bootstrap.servers": source.bootstrap_servers,
-            "T2.bootstrap.servers": target.bootstrap_servers,
+            **cluster_properties("S", client_props(source)),
+            **cluster_properties("T2", client_props(target)),
             f"{flow}.enabled": "true",
             f"{flow}.topics": topic,
             f"{flow}.groups": "no-such-group",
@@ -361,9 +418,13 @@ def profile_sparklink(
     group = "bench-profile"
     for kind in ("configs", "offsets", "status"):
         create(target, f"{group}-{kind}", 1, **{"cleanup.policy": "compact"})
+    target_props = client_props(target)
     config = WorkerConfig.model_validate(
         {
-            "bootstrap.servers": target.bootstrap_servers,
+            **target_props,
+            **prefixed("producer.", target_props),
+            **prefixed("consumer.", target_props),
+            **prefixed("admin.", target_props),
             "group.id": group,
             "config.storage.topic": f"{group}-configs",
             "offset.storage.topic": f"{group}-offsets",
@@ -383,8 +444,8 @@ def profile_sparklink(
                 "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
                 "source.cluster.alias": "S",
                 "target.cluster.alias": "T3",
-                "source.cluster.bootstrap.servers": source.bootstrap_servers,
-                "target.cluster.bootstrap.servers": target.bootstrap_servers,
+                **prefixed("source.cluster.", client_props(source)),
+                **prefixed("target.cluster.", target_props),
                 "topics": TOPIC,
                 "tasks.max": str(tasks),
                 "replication.factor": "1",
@@ -393,7 +454,7 @@ def profile_sparklink(
                 "sparklink.max.records.per.batch": str(batch),
             },
         )
-        while end_total(target.bootstrap_servers, f"S.{TOPIC}", partitions) < records:
+        while end_total(target, f"S.{TOPIC}", partitions) < records:
             time.sleep(0.25)
         elapsed = time.monotonic() - t0
         time.sleep(2)  # let the last batches record offsets and syncs
@@ -467,6 +528,12 @@ def main() -> None:
         action="store_true",
         help="--latency: measure MM2 first (each mirror has brokers of its own; this checks the order is neutral)",
     )
+    parser.add_argument(
+        "--security",
+        choices=sorted(SECURITY),
+        default="plaintext",
+        help="the listener every cluster serves: plaintext, or sasl_ssl (SCRAM-SHA-512 over TLS) for both systems",
+    )
     parser.add_argument("--latency-out", help=argparse.SUPPRESS)  # a two-system run's child writes here
     parser.add_argument(
         "--profile", action="store_true", help="instead of comparing: profile sparklink in-process, phase by phase"
@@ -477,15 +544,17 @@ def main() -> None:
     os.environ["BENCH_REALTIME"] = "true" if args.realtime else "false"
     os.environ["BENCH_SPARKLINK_CONFIG"] = json.dumps(dict(args.sparklink_config))
     os.environ["BENCH_APACHE_CONFIG"] = json.dumps(dict(args.apache_config))
+    os.environ["BENCH_SECURITY"] = args.security
     if args.latency:
         latency_main(args)
         return
 
     work = Path(tempfile.mkdtemp(prefix="sparklink-bench-mirror-"))
-    source = KafkaCluster.create(work / "source", heap="1g")
-    target_a = KafkaCluster.create(work / "target-sparklink", heap="1g")
+    source = new_cluster(work / "source")
+    target_a = new_cluster(work / "target-sparklink")
     clusters = [source, target_a]
     results: dict[str, Any] = {
+        "security": args.security,
         "records": args.records,
         "record_size": RECORD_SIZE,
         "partitions": args.partitions,
@@ -501,7 +570,7 @@ def main() -> None:
             cluster.start()
         create(source, TOPIC, args.partitions)
         print(f"filling {TOPIC}: {args.records} x {RECORD_SIZE} B over {args.partitions} partitions ...", flush=True)
-        results["ceiling"] = ceiling(source, args.records)
+        results["ceiling"] = ceiling(source, args.records, work)
         if args.profile:
             results["sparklink_profile"] = profile_sparklink(
                 work / "profile", source, target_a, args.records, args.partitions, args.tasks, args.batch
@@ -516,7 +585,7 @@ def main() -> None:
             print(json.dumps(results["sparklink"]), flush=True)
         if args.only not in ("sparklink", "none"):
             # A fresh target cluster, so both mirrors write into an equally empty broker.
-            target_b = KafkaCluster.create(work / "target-apache", heap="1g")
+            target_b = new_cluster(work / "target-apache")
             clusters.append(target_b)
             target_a.stop()
             target_b.start()
@@ -549,6 +618,7 @@ def latency_main(args: argparse.Namespace) -> None:
     clusters: list[KafkaCluster] = []
     results: dict[str, Any] = {
         "mode": "latency",
+        "security": args.security,
         "rate": args.rate,
         "duration_s": args.duration,
         "warmup_s": args.warmup,
@@ -573,8 +643,8 @@ def latency_main(args: argparse.Namespace) -> None:
         return
     try:
         key = SYSTEM_KEYS[args.only]
-        source = KafkaCluster.create(work / f"source-{key}", heap="1g")
-        target = KafkaCluster.create(work / f"target-{key}", heap="1g")
+        source = new_cluster(work / f"source-{key}")
+        target = new_cluster(work / f"target-{key}")
         clusters += [source, target]
         source.start()
         target.start()
@@ -633,7 +703,7 @@ def _report_latency(results: dict[str, Any], into: str | None) -> None:
 def print_table(results: dict[str, Any]) -> None:
     c = results["ceiling"]
     shape = f"{results['records']} records x {RECORD_SIZE} B, {results['partitions']} partitions"
-    print(f"\n{shape}, tasks.max={results['tasks']}")
+    print(f"\n{shape}, tasks.max={results['tasks']}, security {results.get('security', 'plaintext')}")
     print(f"{'':28}{'records/s':>12}{'MiB/s':>9}{'CPU s':>8}{'CPU s/1M':>10}{'peak RSS MiB':>14}{'total s':>9}")
     print(f"{'broker produce (ceiling)':28}{c['produce_records_per_s']:>12,.0f}{c['produce_mib_per_s']:>9.1f}")
     print(f"{'broker consume (ceiling)':28}{c['consume_records_per_s']:>12,.0f}{c['consume_mib_per_s']:>9.1f}")

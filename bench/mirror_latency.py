@@ -21,7 +21,7 @@ from typing import Any, cast
 
 from confluent_kafka import Consumer, Producer
 
-from sparklink.clients.settings import client_config
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform.kafka import KafkaCluster
 
 TOPIC = "bench-latency"  # each system gets its own: `<TOPIC>-<system>`
@@ -39,12 +39,11 @@ def _percentile(sorted_values: list[float], q: float) -> float:
 class Receiver:
     """Reads the remote topic on B and keeps the latency of every stamped record it sees."""
 
-    def __init__(self, bootstrap: str, topic: str) -> None:
+    def __init__(self, clients: KafkaClientSettings, topic: str) -> None:
         self.latencies_ms: list[float] = []
         self.warm = threading.Event()
         self._stop = threading.Event()
-        config = client_config(
-            bootstrap,
+        config = clients.librdkafka(
             **{
                 "group.id": f"bench-latency-{time.time_ns()}",
                 "auto.offset.reset": "earliest",
@@ -118,8 +117,8 @@ def warm_source(source: KafkaCluster, topic: str, rate: int, seconds: float) -> 
 
     Without this a mirror runs against a broker whose JIT is still compiling (measured on a shared source
     cluster: each system's p50 was 0.3-0.6 ms worse when it went first)."""
-    receiver = Receiver(source.bootstrap_servers, topic)
-    producer = Producer(client_config(source.bootstrap_servers, **{"linger.ms": 1, "acks": "all"}))
+    receiver = Receiver(source.access.client_settings(), topic)
+    producer = Producer(source.access.client_settings().librdkafka(**{"linger.ms": 1, "acks": "all"}))
     try:
         _produce_paced(producer, topic, rate, seconds, measured=False)
     finally:
@@ -141,9 +140,9 @@ def measure(
     Warming up is one record through, then `warmup` s of traffic at `rate` whose records are not
     measured: a JVM that has just started (either system's) runs its first batches interpreted, and
     those seconds of backlog would otherwise dominate a short measurement of the steady state."""
-    producer = Producer(client_config(source.bootstrap_servers, **{"linger.ms": 1, "acks": "all"}))
+    producer = Producer(source.access.client_settings().librdkafka(**{"linger.ms": 1, "acks": "all"}))
     with mirror():
-        receiver = Receiver(target.bootstrap_servers, f"S.{topic}")
+        receiver = Receiver(target.access.client_settings(), f"S.{topic}")
         try:
             deadline = time.monotonic() + 300
             while not receiver.warm.is_set():

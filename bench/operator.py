@@ -42,7 +42,7 @@ from kubernetes import config as k8s_config
 from rich.console import Console
 from rich.table import Table
 
-from sparklink.clients.settings import client_config
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.operator.kube.install import apply_crds
 from sparklink.platform import ports, process
 from sparklink.platform.kafka import KafkaCluster
@@ -150,7 +150,9 @@ class Bench:
         self.connector(name)
         wait(lambda: _running(url, name), 120, "the connector to run", 0.5)
         consumer = Consumer(
-            client_config(self.kafka.bootstrap_servers, **{"group.id": "bench-probe", "enable.auto.commit": False})
+            KafkaClientSettings(self.kafka.bootstrap_servers).librdkafka(
+                **{"group.id": "bench-probe", "enable.auto.commit": False}
+            )
         )
         samples = []
         try:

@@ -54,7 +54,7 @@ from bench.harness import RESULTS_DIR, System, console, run_systems, tree_cpu_s
 from bench.rest_load import Request, percentile, run_load
 from bench.restart_probe import measure_restarts, wait_running
 from sparklink import __version__ as sparklink_version
-from sparklink.clients.settings import client_config
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform import artifacts, ports, process
 
 SYSTEMS = ("sparklink", "apache")
@@ -180,7 +180,7 @@ def connector_config(system: str, workload: str, topic: str, tasks: int, rate: i
 
 
 def create_topics(bootstrap: str, topics: list[str]) -> None:
-    admin = AdminClient(client_config(bootstrap))
+    admin = AdminClient(KafkaClientSettings(bootstrap).librdkafka())
     for future in admin.create_topics([NewTopic(t, 1, 1) for t in topics]).values():
         future.result(30)
 

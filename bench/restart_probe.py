@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 from confluent_kafka import Consumer, TopicPartition
 
-from sparklink.clients.settings import client_config
+from sparklink.clients.settings import KafkaClientSettings
 
 RUNNING = "RUNNING"
 CONNECTOR = -1  # the connector's entity id; tasks are 0..n-1
@@ -58,8 +58,7 @@ class _TopicTail:
     def __init__(self, bootstrap: str, topic: str) -> None:
         self.topic = topic
         self.consumer = Consumer(
-            client_config(
-                bootstrap,
+            KafkaClientSettings(bootstrap).librdkafka(
                 **{"group.id": f"bench-probe-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False},
             )
         )

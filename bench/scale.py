@@ -62,7 +62,7 @@ from tests.worker_process import WorkerProcess
 from bench import connect_datagen
 from bench.harness import System, console, run_systems, tree_cpu_s, tree_processes
 from bench.rest_and_restart import machine_facts, versions
-from sparklink.clients.settings import client_config
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform import process
 
 SYSTEMS = ("sparklink", "apache")
@@ -298,7 +298,9 @@ class TopicEnds:
 
     def __init__(self, bootstrap: str, topic: str) -> None:
         self.topic = topic
-        self.consumer = Consumer(client_config(bootstrap, **{"group.id": f"scale-ends-{uuid.uuid4().hex[:6]}"}))
+        self.consumer = Consumer(
+            KafkaClientSettings(bootstrap).librdkafka(**{"group.id": f"scale-ends-{uuid.uuid4().hex[:6]}"})
+        )
 
     def total(self) -> int:
         return sum(
@@ -320,7 +322,9 @@ def task_of(key: bytes | None) -> int | None:
 def tail_consumer(bootstrap: str, topic: str) -> Consumer:
     """A consumer of the data topic from its current end, without a group."""
     consumer = Consumer(
-        client_config(bootstrap, **{"group.id": f"scale-tail-{uuid.uuid4().hex[:6]}", "enable.auto.commit": False})
+        KafkaClientSettings(bootstrap).librdkafka(
+            **{"group.id": f"scale-tail-{uuid.uuid4().hex[:6]}", "enable.auto.commit": False}
+        )
     )
     ends = [consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(PARTITIONS)]
     consumer.assign([TopicPartition(topic, p, end) for p, end in enumerate(ends)])
@@ -424,7 +428,7 @@ def spans(group: Group, n: int, tasks: int, where: dict[int, str]) -> bool:
 def bench_group(group: Group, bootstrap: str, args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"sizes": {}, "failovers": []}
     topic = f"scale-{group.name}-{uuid.uuid4().hex[:6]}"
-    admin = AdminClient(client_config(bootstrap))
+    admin = AdminClient(KafkaClientSettings(bootstrap).librdkafka())
     admin.create_topics([NewTopic(topic, PARTITIONS, 1)])[topic].result(30)
     ends = TopicEnds(bootstrap, topic)
     try:

@@ -39,7 +39,7 @@ from rich.table import Table
 
 from bench.harness import System, console, run_systems, tree_cpu_s
 from bench.rest_and_restart import create_connector, machine_facts, start_apache, start_sparklink, versions
-from sparklink.clients.settings import client_config
+from sparklink.clients.settings import KafkaClientSettings
 
 SYSTEMS = ("sparklink", "apache")
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
@@ -69,7 +69,9 @@ def fill(bootstrap: str, topic: str, records: int, size: int, partitions: int) -
     """Write the records (value i: its number padded to `size` ASCII bytes); returns the seconds taken."""
     create_topics_with(bootstrap, topic, partitions)
     producer = Producer(
-        client_config(bootstrap, **{"linger.ms": 20, "batch.size": 1 << 20, "compression.type": "none", "acks": "1"})
+        KafkaClientSettings(bootstrap).librdkafka(
+            **{"linger.ms": 20, "batch.size": 1 << 20, "compression.type": "none", "acks": "1"}
+        )
     )
     began = time.perf_counter()
     pad = "x" * size
@@ -91,7 +93,7 @@ def fill(bootstrap: str, topic: str, records: int, size: int, partitions: int) -
 def create_topics_with(bootstrap: str, topic: str, partitions: int) -> None:
     from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-    admin = AdminClient(client_config(bootstrap))
+    admin = AdminClient(KafkaClientSettings(bootstrap).librdkafka())
     for future in admin.create_topics([NewTopic(topic, partitions, 1)]).values():
         future.result(30)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 from confluent_kafka import Consumer
 
-from sparklink.clients.settings import client_config
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform.kafka import KafkaCluster
 
 SPARK_PROBE = """
@@ -61,7 +61,9 @@ def one_run(workdir: Path) -> dict[str, float]:
         out["worker_start_s"] = time.monotonic() - t
         try:
             consumer = Consumer(
-                client_config(cluster.bootstrap_servers, **{"group.id": "bench", "auto.offset.reset": "earliest"})
+                KafkaClientSettings(cluster.bootstrap_servers).librdkafka(
+                    **{"group.id": "bench", "auto.offset.reset": "earliest"}
+                )
             )
             consumer.subscribe(["bench-first"])
             body = {

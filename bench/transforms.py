@@ -53,7 +53,7 @@ from bench.rest_and_restart import (
     versions,
 )
 from sparklink.clients import watermarks
-from sparklink.clients.settings import client_config
+from sparklink.clients.settings import KafkaClientSettings
 
 SYSTEMS = ("sparklink", "apache")
 CHAINS = ("chain", "none")
@@ -94,7 +94,7 @@ def measure(
     system: System, name: str, config: dict[str, str], output: str, bootstrap: str, args: argparse.Namespace
 ) -> dict[str, Any]:
     """Start the connector, wait for its first records, warm up, then time the output topic's growth."""
-    consumer = Consumer(client_config(bootstrap, **{"group.id": f"bench-size-{name}"}))
+    consumer = Consumer(KafkaClientSettings(bootstrap).librdkafka(**{"group.id": f"bench-size-{name}"}))
     try:
         with httpx.Client(base_url=system.url, timeout=60) as client:
             began = time.perf_counter()

@@ -11,9 +11,15 @@ import httpx
 from confluent_kafka import Consumer, KafkaException
 
 from sparklink.clients import watermarks
-from sparklink.clients.settings import client_config
+from sparklink.clients.settings import KafkaClientSettings
 
 T = TypeVar("T")
+Cluster = str | KafkaClientSettings
+"""A plaintext cluster's bootstrap servers, or a secured one's client settings."""
+
+
+def clients(cluster: Cluster) -> KafkaClientSettings:
+    return cluster if isinstance(cluster, KafkaClientSettings) else KafkaClientSettings(cluster)
 
 
 def unique(prefix: str) -> str:
@@ -52,20 +58,20 @@ def wait_for(
     raise AssertionError(message)
 
 
-def topic_size(bootstrap: str, topic: str) -> int:
-    consumer = Consumer(client_config(bootstrap, **{"group.id": unique("size")}))
+def topic_size(bootstrap: Cluster, topic: str) -> int:
+    consumer = Consumer(clients(bootstrap).librdkafka(**{"group.id": unique("size")}))
     try:
         return watermarks.topic_size(consumer, topic)
     finally:
         consumer.close()
 
 
-def read_topic(bootstrap: str, topic: str, at_least: int, timeout: float = 60.0) -> list[Any]:
+def read_topic(bootstrap: Cluster, topic: str, at_least: int, timeout: float = 60.0) -> list[Any]:
     """Every record in the topic once at least `at_least` are there (keys, values, headers, timestamps)."""
     wait_for(lambda: topic_size(bootstrap, topic) >= at_least, timeout, f"{at_least} records in {topic}")
     consumer = Consumer(
-        client_config(
-            bootstrap, **{"group.id": unique("reader"), "auto.offset.reset": "earliest", "enable.auto.commit": False}
+        clients(bootstrap).librdkafka(
+            **{"group.id": unique("reader"), "auto.offset.reset": "earliest", "enable.auto.commit": False}
         )
     )
     try:
@@ -95,10 +101,10 @@ def task_states(url: str, name: str) -> list[str]:
     return [t["state"] for t in status(url, name)["tasks"]]
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int = 1) -> None:
+def create_topic(bootstrap: Cluster, topic: str, partitions: int = 1) -> None:
     """Create a topic and wait until it is there (a sink task only reads partitions that exist at its start)."""
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    admin = AdminClient(client_config(bootstrap))
+    admin = AdminClient(clients(bootstrap).librdkafka())
     admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(timeout=30)
     wait_for(lambda: topic in admin.list_topics(timeout=10).topics, 30, f"topic {topic}")

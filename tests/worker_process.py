@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import javaproperties
 
 from sparklink.platform import ports, process
 from tests.helpers import wait_for
@@ -50,7 +51,8 @@ class WorkerProcess:
     def start(self, timeout: float = 300.0) -> WorkerProcess:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         properties = self.state_dir / "worker.properties"
-        properties.write_text("".join(f"{k}={v}\n" for k, v in self.props.items()))
+        properties.touch(mode=0o600)  # it may hold a password
+        properties.write_text(javaproperties.dumps({k: str(v) for k, v in self.props.items()}, timestamp=False))
         cmd = [sys.executable, "-m", "sparklink.cli.main", "worker", str(properties), "--log-level", self.log_level]
         self.pid = process.spawn(cmd, self.log)
 

@@ -7,6 +7,7 @@ import json
 import httpx
 
 from sparklink import __version__
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform.kafka import KafkaCluster
 from sparklink.worker.assembly import RunningWorker
 from tests.conftest import WorkerFactory
@@ -114,7 +115,7 @@ def _stored_position(kafka: KafkaCluster, group: str) -> int:
     from sparklink.worker.storage.kafka_log import KafkaLog
     from sparklink.worker.storage.offsets import OffsetStore
 
-    store = OffsetStore(KafkaBackend(KafkaLog(kafka.bootstrap_servers, f"{group}-offsets")))
+    store = OffsetStore(KafkaBackend(KafkaLog(KafkaClientSettings(kafka.bootstrap_servers), f"{group}-offsets")))
     store.start()
     try:
         return int(store.get("r")[0][1]["position"])

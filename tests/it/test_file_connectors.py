@@ -10,7 +10,7 @@ import pytest
 from confluent_kafka import Producer
 
 from sparklink.api.connector import TaskContext
-from sparklink.clients.settings import client_config
+from sparklink.clients.settings import KafkaClientSettings, client_config
 from sparklink.platform.kafka import KafkaCluster
 from sparklink.worker.assembly import RunningWorker
 from sparklink.worker.execution import kafka_io
@@ -229,8 +229,8 @@ def test_the_kafka_reader_warm_up_reads_a_topic_and_never_raises(
     topic = unique("warm")
     create_topic(kafka.bootstrap_servers, topic)
     with caplog.at_level("INFO", logger="sparklink.worker.execution.kafka_io"):
-        kafka_io.warm_up(spark, kafka.bootstrap_servers, topic)
-        kafka_io.warm_up(spark, "127.0.0.1:1", topic)  # no broker there: Spark's reader fails
+        kafka_io.warm_up(spark, KafkaClientSettings(kafka.bootstrap_servers), topic)
+        kafka_io.warm_up(spark, KafkaClientSettings("127.0.0.1:1"), topic)  # no broker there: Spark's reader fails
     messages = [r.getMessage() for r in caplog.records]
     assert any(m.startswith(f"Spark's Kafka reader warmed up on {topic}") for m in messages), messages
     assert any(m.startswith(f"Spark's Kafka reader could not be warmed up on {topic}") for m in messages), messages

@@ -12,7 +12,7 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 from sparklink.api.errors import ConnectError
-from sparklink.clients.settings import client_config
+from sparklink.clients.settings import KafkaClientSettings, client_config
 from sparklink.platform.kafka import KafkaCluster
 from sparklink.worker.assembly import start_worker
 from sparklink.worker.config import WorkerConfig
@@ -82,7 +82,7 @@ TOPICS = ("configs", "offsets", "status")
 
 
 def test_retriable_errors_are_retried_and_the_last_one_is_explained() -> None:
-    log = KafkaLog("127.0.0.1:1", "t-configs", timeout=1.0)
+    log = KafkaLog(KafkaClientSettings("127.0.0.1:1"), "t-configs", timeout=1.0)
     calls: list[int] = []
 
     def flaky() -> str:
@@ -99,12 +99,12 @@ def test_retriable_errors_are_retried_and_the_last_one_is_explained() -> None:
     with pytest.raises(ConnectError) as failed:
         log._retrying("reading", never)
     message = failed.value.message
-    assert message.startswith("Reading internal topic t-configs on 127.0.0.1:1 failed for 1s")
+    assert message.startswith("Reading internal topic t-configs on 127.0.0.1:1 over PLAINTEXT failed for 1s")
     assert "LEADER_NOT_AVAILABLE" in message and "Check that the brokers at 127.0.0.1:1 are running" in message
 
 
 def test_a_replication_factor_above_the_brokers_fails_at_once_saying_so(kafka: KafkaCluster) -> None:
-    log = KafkaLog(kafka.bootstrap_servers, unique("rf"), replication_factor=3, timeout=60)
+    log = KafkaLog(KafkaClientSettings(kafka.bootstrap_servers), unique("rf"), replication_factor=3, timeout=60)
     with pytest.raises(ConnectError) as failed:
         log.start(lambda _k, _v: None)
     assert "replication factor (3) is at most the number of brokers" in failed.value.message

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import httpx
 
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform import process
 from sparklink.platform.kafka import KafkaCluster
 from sparklink.worker.storage.kafka_log import KafkaLog
@@ -35,7 +36,7 @@ def test_sigterm_exits_zero_without_errors_or_a_leftover_jvm(kafka: KafkaCluster
     assert not errors, "\n".join(errors[:20])
     wait_for(lambda: not any(process.alive(pid) for pid in jvms), 30, "the Spark JVM to exit")
     # The tasks we stopped are recorded UNASSIGNED (Connect's shutdown state), never FAILED.
-    records = KafkaLog(kafka.bootstrap_servers, f"{group}-status").read_all()
+    records = KafkaLog(KafkaClientSettings(kafka.bootstrap_servers), f"{group}-status").read_all()
     latest = {k.decode(): v for k, v in records if k}
     task_values = [latest[f"status-task-steady-{i}"] for i in range(2)]
     assert all(v is not None and b'"state":"UNASSIGNED"' in v for v in task_values), task_values

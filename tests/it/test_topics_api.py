@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import httpx
 
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform.kafka import KafkaCluster
 from sparklink.worker.assembly import RunningWorker
 from sparklink.worker.storage.kafka_log import KafkaLog
@@ -76,7 +77,7 @@ def test_topic_tracking_reset_disabled(worker_factory: WorkerFactory) -> None:
 
 
 def _status_records(kafka: KafkaCluster, worker: RunningWorker) -> list[tuple[str, bytes | None]]:
-    log = KafkaLog(kafka.bootstrap_servers, worker.config.status_topic)
+    log = KafkaLog(KafkaClientSettings(kafka.bootstrap_servers), worker.config.status_topic)
     return [(k.decode() if k else "", v) for k, v in log.read_all()]
 
 

@@ -8,15 +8,21 @@ connectors with the real thing on the same clusters:
     peer.stop()
 
 `org.apache.kafka.connect.mirror.MirrorMaker` runs in its own process group with the given
-properties written to `mm2.properties`, and a log4j2 config that sends its log to `logs/mm2.log`.
+properties written to `mm2.properties` (readable by this user only: a cluster's client properties may hold a
+password), and a log4j2 config that sends its log to `logs/mm2.log`. `cluster_properties(alias, props)` turns a
+cluster's client properties (bootstrap servers, TLS, SASL; what `ClusterAccess.client_properties` gives) into
+MirrorMaker's `<alias>.<key>` lines, which its MirrorMakerConfig hands to every client of that cluster.
 `start()` returns once MirrorMaker logs that it started its herders.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import javaproperties
 
 from sparklink.platform import artifacts, process
 
@@ -39,6 +45,13 @@ SINGLE_BROKER_TOPICS = {
 }
 MIRROR_MAKER_MAIN = "org.apache.kafka.connect.mirror.MirrorMaker"
 STARTED = "Kafka MirrorMaker started"
+
+
+def cluster_properties(alias: str, client_properties: Mapping[str, str]) -> dict[str, str]:
+    """A cluster's client properties as MirrorMaker 2 takes them: `<alias>.bootstrap.servers`,
+    `<alias>.security.protocol`, `<alias>.sasl.jaas.config`, ... (MirrorMakerConfig#clusterProps copies them
+    to the cluster's producers, consumers and admins)."""
+    return {f"{alias}.{key}": value for key, value in client_properties.items()}
 
 
 class MirrorMakerStartError(RuntimeError):
@@ -78,7 +91,9 @@ class MirrorMakerPeer:
 
     def start(self, timeout: float = 120.0) -> MirrorMakerPeer:
         (self.state_dir / "logs").mkdir(parents=True, exist_ok=True)
-        (self.state_dir / "mm2.properties").write_text("".join(f"{k} = {v}\n" for k, v in self.properties.items()))
+        config = self.state_dir / "mm2.properties"
+        config.touch(mode=0o600)
+        config.write_text(javaproperties.dumps(self.properties, timestamp=False))
         (self.state_dir / "log4j2.properties").write_text(LOG4J2.format(log_file=self.log_file))
         self.pid = process.spawn(self.command(), self.stdout_file)
         deadline = time.monotonic() + timeout

@@ -248,3 +248,77 @@ def test_source_task_producer_batches_are_large_unless_the_connector_sets_batch_
     for key in ("producer.batch.size", "target.producer.batch.size"):
         task.settings = MirrorSettings.parse(SOURCE_DEF, {**base, key: "16384"})
         assert task.producer_config(ctx)["batch.size"] == "16384", key
+
+
+def test_every_control_plane_client_gets_the_whole_security_of_its_cluster(tmp_path: Path) -> None:
+    """No whitelist: the JAAS login becomes librdkafka's username and password, the PEM trust store its CA."""
+    from sparklink.connectors.mirror.config import SOURCE_DEF, MirrorSettings, rdkafka
+    from tests.unit.clients.material import make
+
+    ca_file = make(tmp_path).ca_file
+    scram = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p";'
+    settings = MirrorSettings.parse(
+        SOURCE_DEF,
+        {
+            **_SOURCE_SETTINGS,
+            "source.cluster.security.protocol": "SASL_SSL",
+            "source.cluster.sasl.mechanism": "SCRAM-SHA-512",
+            "source.cluster.sasl.jaas.config": scram,
+            "source.cluster.ssl.truststore.type": "PEM",
+            "source.cluster.ssl.truststore.location": str(ca_file),
+            "source.admin.request.timeout.ms": "5000",
+        },
+    )
+    conf = rdkafka(settings.source_admin())
+    assert (conf["security.protocol"], conf["sasl.mechanism"]) == ("sasl_ssl", "SCRAM-SHA-512")
+    assert (conf["sasl.username"], conf["sasl.password"]) == ("u", "p")
+    assert conf["ssl.ca.location"] == str(ca_file) and conf["request.timeout.ms"] == "5000"
+    assert rdkafka(settings.target_admin())["security.protocol"] == "plaintext"  # the target's own
+
+
+def test_validation_names_an_unusable_client_setting_where_the_config_holds_it() -> None:
+    config = {
+        **_SOURCE_SETTINGS,
+        "name": "m",
+        "connector.class": "MirrorSourceConnector",
+        "source.cluster.security.protocol": "SASL_SSL",
+        "source.cluster.sasl.mechanism": "SCRAM-SHA-512",
+        "target.consumer.security.protocol": "TLS",
+    }
+    errors = {k: v for k, v in MirrorSourceConnector().validate(config).items() if v}
+    assert set(errors) == {"source.cluster.sasl.jaas.config", "target.consumer.security.protocol"}
+    assert "needs sasl.jaas.config" in errors["source.cluster.sasl.jaas.config"][0]
+    assert "must be one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL" in errors["target.consumer.security.protocol"][0]
+    assert (
+        not MirrorHeartbeatConnector()
+        .validate({**config, "target.consumer.security.protocol": "SSL"})
+        .get("target.consumer.security.protocol")
+    )
+
+
+def test_dedicated_mode_gives_the_targets_security_to_the_workers_own_clients_and_its_tasks(tmp_path: Path) -> None:
+    """MirrorMakerConfig#workerConfig: the target's cluster properties in whole, so they configure the worker."""
+    from tests.unit.clients.material import make
+
+    ca_file = make(tmp_path).ca_file
+    path = tmp_path / "mm2.properties"
+    path.write_text(
+        "clusters = A, B\n"
+        "A.bootstrap.servers = a:9092\n"
+        "B.bootstrap.servers = b:9093\n"
+        "B.security.protocol = SSL\n"
+        "B.ssl.truststore.type = PEM\n"
+        f"B.ssl.truststore.location = {ca_file}\n"
+        "B.producer.linger.ms = 3\n"
+        "A->B.enabled = true\n"
+    )
+    worker = MirrorMakerConfig.load(path).worker_config(Flow("A", "B"))
+    for prefix in ("", "producer.", "consumer.", "admin."):
+        assert worker[f"{prefix}security.protocol"] == "SSL", prefix
+        assert worker[f"{prefix}ssl.truststore.location"] == str(ca_file), prefix
+    assert worker["producer.linger.ms"] == "3" and worker["bootstrap.servers"] == "b:9093"
+    from sparklink.clients.connect import WorkerClients
+
+    clients = WorkerClients.from_worker(worker)
+    assert clients.worker.security.protocol.value == "SSL"
+    assert clients.task("producer").security.protocol.value == "SSL"

@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from sparklink.clients.settings import client_config
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.clients.watermarks import topic_size
 
 console = Console()
@@ -96,8 +96,10 @@ def run_demo(
             f"[green]✓[/green] {response.status_code} created; watching topic [bold]{TOPIC}[/bold]"
             + (f" for {duration:.0f}s" if duration else " (Ctrl-C to stop)")
         )
-        _watch(runtime.url, cluster.bootstrap_servers, duration, lambda: stop_requested)
-        _show_sample(cluster.bootstrap_servers)
+        # The demo's own cluster serves one PLAINTEXT listener: its clients need its bootstrap servers only.
+        clients = KafkaClientSettings(cluster.bootstrap_servers)
+        _watch(runtime.url, clients, duration, lambda: stop_requested)
+        _show_sample(clients)
     finally:
         with console.status("stopping the worker and Kafka ..."):
             if runtime is not None:
@@ -107,8 +109,8 @@ def run_demo(
         console.print("[green]✓[/green] stopped; nothing left running")
 
 
-def _watch(url: str, bootstrap: str, duration: float | None, stopped: Callable[[], bool]) -> None:
-    consumer = Consumer(client_config(bootstrap, **{"group.id": "sparklink-demo-watch"}))
+def _watch(url: str, clients: KafkaClientSettings, duration: float | None, stopped: Callable[[], bool]) -> None:
+    consumer = Consumer(clients.librdkafka(**{"group.id": "sparklink-demo-watch"}))
     start = time.monotonic()
     last_count, last_time = 0, start
     rate = 0.0
@@ -141,10 +143,8 @@ def _states(url: str) -> str:
     return f"{status['connector']['state']} / {tasks}"
 
 
-def _show_sample(bootstrap: str, n: int = 3) -> None:
-    consumer = Consumer(
-        client_config(bootstrap, **{"group.id": "sparklink-demo-sample", "auto.offset.reset": "earliest"})
-    )
+def _show_sample(clients: KafkaClientSettings, n: int = 3) -> None:
+    consumer = Consumer(clients.librdkafka(**{"group.id": "sparklink-demo-sample", "auto.offset.reset": "earliest"}))
     consumer.subscribe([TOPIC])
     console.print(f"\nfirst records of {TOPIC}:")
     shown = 0

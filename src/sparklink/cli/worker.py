@@ -48,6 +48,7 @@ def run_worker(
     A group of three on one Spark cluster (one command per machine; any worker answers REST):
     sparklink worker -b kafka:9092 --group-id etl --spark-master spark://spark:7077 --port 8083
     """
+    from sparklink.clients.errors import KafkaAccessError
     from sparklink.worker import log_context
     from sparklink.worker.assembly import start_worker
 
@@ -72,8 +73,11 @@ def run_worker(
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
         runtime = start_worker(config)
-    except WorkerConfigError as exc:  # a REST security setting it cannot serve with (TLS stores, JAAS, listeners)
+    except WorkerConfigError as exc:  # a setting it cannot serve or connect with (TLS stores, JAAS, listeners, Kafka)
         typer.echo(str(exc), err=True)
         raise typer.Exit(2) from None
+    except KafkaAccessError as exc:  # the brokers refused the worker's Kafka settings: the message says what to fix
+        typer.echo(f"sparklink worker cannot start: {exc}", err=True)
+        raise typer.Exit(1) from None
     typer.echo(f"sparklink worker {runtime.herder.worker_id} serving {runtime.url}")
     runtime.run_until(stop)

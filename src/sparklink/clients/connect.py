@@ -12,14 +12,19 @@ and adminConfigs:
   ignores too.
 Overrides must pass `connector.client.config.override.policy`: All (Connect's default), None, Principal
 (security.protocol, sasl.mechanism, sasl.jaas.config) or Allowlist (`connector.client.config.override.
-allowlist`). Callers: the worker (stores, group, tasks, DLQ), the herder's validation, MirrorMaker 2.
+allowlist`). `WorkerClients` holds one worker's properties and policy, checks every worker-level client's
+settings at start and hands out each composition, parsed once. An unusable setting is reported under the
+key the user wrote (`producer.security.protocol`, `admin.override.sasl.jaas.config`, ...).
+Callers: the worker (stores, group, tasks, DLQ), the herder's validation, MirrorMaker 2.
 """
 
 from __future__ import annotations
 
 import enum
+import functools
+import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sparklink.clients.errors import ClientOverrideError, ClientSettingsError
 from sparklink.clients.security import is_security_key
@@ -30,6 +35,7 @@ __all__ = [
     "POLICY_CONFIG",
     "ClientKind",
     "OverridePolicy",
+    "WorkerClients",
     "overrides",
     "task_clients",
     "worker_clients",
@@ -145,7 +151,9 @@ def task_clients(
             if (is_security_key(k) or k in WORKER_CLIENT_KEYS)
             and not k.startswith(("admin.", "producer.", "consumer."))
         )
-    merged.update(_with_prefix(worker_props, kind.prefix))
+    prefixed = _with_prefix(worker_props, kind.prefix)
+    merged.update(prefixed)
+    wanted: dict[str, str] = {}
     if connector_config is not None:
         wanted = overrides(connector_config, kind)
         policy = policy or OverridePolicy.from_worker(worker_props)
@@ -157,7 +165,29 @@ def task_clients(
                 f"{', '.join(kind.override_prefix + k for k in refused)} in the connector configuration",
             )
         merged.update(wanted)
-    return KafkaClientSettings.from_properties(merged)
+    try:
+        return KafkaClientSettings.from_properties(merged)
+    except ClientSettingsError as exc:
+        written = _written_as(exc.key, kind, wanted, prefixed, worker_props)
+        if written == exc.key:
+            raise
+        raise type(exc)(written, f"{written}: {exc}") from None
+
+
+def _written_as(
+    key: str, kind: ClientKind, wanted: Mapping[str, str], prefixed: Mapping[str, str], worker: Mapping[str, object]
+) -> str:
+    """Where the user wrote (or, for a missing one, should write) the setting `key` of a task client: under the
+    connector's override prefix, the worker's client prefix, or at the worker's top level (admins only)."""
+    if key in wanted:
+        return kind.override_prefix + key
+    if key in prefixed:
+        return kind.prefix + key
+    if kind is ClientKind.ADMIN and key in worker:
+        return key
+    if wanted:  # missing: next to the overrides that asked for it
+        return kind.override_prefix + key
+    return key if kind is ClientKind.ADMIN and not prefixed else kind.prefix + key
 
 
 def _bootstrap(props: Mapping[str, object]) -> str:
@@ -166,3 +196,44 @@ def _bootstrap(props: Mapping[str, object]) -> str:
 
 def _with_prefix(props: Mapping[str, object], prefix: str) -> dict[str, str]:
     return {k[len(prefix) :]: str(v) for k, v in props.items() if k.startswith(prefix) and v is not None}
+
+
+@dataclass(frozen=True)
+class WorkerClients:
+    """One worker's Kafka client settings, composed as Connect does: its own clients' (`worker`) and each
+    task client's (`task`). `from_worker` checks them all, so a worker with an unusable client setting is
+    refused at start with the key to fix; compositions are parsed once and kept."""
+
+    properties: Mapping[str, object]
+    policy: OverridePolicy = field(default_factory=OverridePolicy)
+    _cache: dict[tuple[object, ...], KafkaClientSettings] = field(default_factory=dict, repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    @classmethod
+    def from_worker(cls, props: Mapping[str, object]) -> WorkerClients:
+        """Raises ClientSettingsError naming the key (e.g. `consumer.ssl.truststore.location`) when the worker's
+        own settings or its `producer.`/`consumer.`/`admin.` ones cannot be used."""
+        clients = cls(dict(props), OverridePolicy.from_worker(props))
+        _ = clients.worker
+        for kind in ClientKind:
+            clients.task(kind)
+        return clients
+
+    @functools.cached_property
+    def worker(self) -> KafkaClientSettings:
+        """The worker's own clients: stores, log followers, group membership, metadata."""
+        return worker_clients(self.properties)
+
+    def task(self, kind: ClientKind | str, connector_config: Mapping[str, object] | None = None) -> KafkaClientSettings:
+        """A task's (or connector's) producer, consumer or admin; raises ClientOverrideError for an override the
+        policy refuses."""
+        kind = ClientKind(kind)
+        wanted = overrides(connector_config or {}, kind)
+        key = (kind, tuple(sorted(wanted.items())))
+        with self._lock:
+            cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        settings = task_clients(self.properties, kind, connector_config, self.policy)
+        with self._lock:
+            return self._cache.setdefault(key, settings)

@@ -4,6 +4,12 @@ Callers: `sparklink worker`, `sparklink mirror-maker` and the demo (run until a 
 fixtures (in-process, sharing one SparkSession) and the benchmarks. `start_worker` returns a
 `RunningWorker` whose parts all exist; the REST server comes up first so `/health` can say "starting"
 while Spark and the stores load.
+
+Every Kafka client of the worker takes its settings from one `WorkerClients` (sparklink.clients.connect),
+built and checked before anything starts: an unusable client setting (an unknown `security.protocol`, a
+missing key store, ...) is refused as a WorkerConfigError, and brokers that refuse the worker's settings
+(a wrong password, an untrusted certificate, ...) fail the start within seconds with a KafkaAccessError
+naming the broker, the protocol and mechanism and the setting to check, before Spark starts.
 """
 
 from __future__ import annotations
@@ -16,12 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from confluent_kafka.admin import AdminClient
-
+from sparklink.clients import preflight
+from sparklink.clients.connect import ClientKind, WorkerClients
+from sparklink.clients.errors import ClientSettingsError, KafkaAccessError
 from sparklink.clients.secrets import redact, secret_values
-from sparklink.clients.settings import client_config
 from sparklink.worker import log_context, redaction
-from sparklink.worker.config import WorkerConfig
+from sparklink.worker.config import WorkerConfig, WorkerConfigError
 from sparklink.worker.execution.tasks import TaskRuns
 from sparklink.worker.execution.worker import Worker
 from sparklink.worker.herder.distributed import DistributedHerder
@@ -43,15 +49,33 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def kafka_stores(config: WorkerConfig) -> Stores:
-    """The four stores on the worker group's internal topics (not started)."""
-    bs = config.bootstrap_servers
+PREFLIGHT_TIMEOUT_S = 120.0
+"""How long the start waits for brokers that do not answer at all (a cluster may still be starting; the stores
+waited as long before); a refusal of the worker's settings fails the start at once."""
+
+
+def kafka_clients(config: WorkerConfig) -> WorkerClients:
+    """The worker's Kafka client settings, checked; WorkerConfigError names a setting no client could use."""
+    try:
+        return WorkerClients.from_worker(config.kafka_client_properties)
+    except ClientSettingsError as exc:
+        raise WorkerConfigError(
+            f"Invalid worker configuration: {exc}. Correct this setting and start the worker again."
+        ) from None
+
+
+def kafka_stores(config: WorkerConfig, clients: WorkerClients | None = None) -> Stores:
+    """The four stores on the worker group's internal topics (not started), with the worker's own client
+    settings (the group offsets store: its task-admin settings)."""
+    clients = clients or kafka_clients(config)
     # In a group every worker writes these topics; each follows them to see the others' writes.
     follow = config.mode == "distributed"
 
     def backend(key: str, topic: str, partitions: int, rf: int) -> KafkaBackend:
         create = config.internal_topics_creation
-        log = KafkaLog(bs, topic, partitions, rf, client_id=config.group_id, create=create, topic_config=key)
+        log = KafkaLog(
+            clients.worker, topic, partitions, rf, client_id=config.group_id, create=create, topic_config=key
+        )
         return KafkaBackend(log, follow=follow)
 
     return Stores(
@@ -62,7 +86,7 @@ def kafka_stores(config: WorkerConfig) -> Stores:
         offsets=OffsetStore(
             backend("offset.storage.topic", config.offset_topic, config.offset_partitions, config.offset_replication)
         ),
-        group_offsets=KafkaGroupOffsetStore(bs),
+        group_offsets=KafkaGroupOffsetStore(clients.task(ClientKind.ADMIN)),
     )
 
 
@@ -73,13 +97,12 @@ def converter_defaults(config: WorkerConfig) -> dict[str, str]:
     return {k: str(v) for k, v in extra.items() if k.startswith(prefixes)}
 
 
-def cluster_id(bootstrap_servers: str) -> str:
-    admin = AdminClient(client_config(bootstrap_servers))
-    try:
-        return str(admin.describe_cluster(request_timeout=10).result(timeout=15).cluster_id)
-    except Exception:
-        log.warning("could not read the Kafka cluster id from %s", bootstrap_servers, exc_info=True)
-        return ""
+def check_kafka(clients: WorkerClients, timeout: float = PREFLIGHT_TIMEOUT_S) -> str:
+    """One metadata request with the worker's own settings (Connect's start looks up the cluster id the
+    same way); the cluster id. Raises KafkaAccessError saying what to fix."""
+    info = preflight.verify(clients.worker, timeout=timeout)
+    log.info("Kafka cluster %s at %s", info.cluster_id, clients.worker.describe())
+    return info.cluster_id or ""
 
 
 def log_settings(config: WorkerConfig) -> None:
@@ -134,18 +157,25 @@ def start_worker(
 ) -> RunningWorker:
     """Serve REST, build Spark and the stores, start the herder; returns once every connector is started.
 
-    The REST security settings are read first (`environ` supplies KAFKA_OPTS; the process's by default):
-    one the worker cannot serve with raises WorkerConfigError before anything starts.
+    The REST security settings and the Kafka client settings are read first (`environ` supplies KAFKA_OPTS;
+    the process's by default): one the worker cannot serve or connect with raises WorkerConfigError before
+    anything starts. Brokers that refuse the worker's Kafka settings raise KafkaAccessError before Spark starts.
     """
     from sparklink.worker.execution.spark import build_session, spark_dirs, stop_session
 
     log_context.install()
     log_settings(config)
+    clients = kafka_clients(config)
     rest = RestServer(RestSecurity.of(config, os.environ if environ is None else environ))
     config = rest.bound(config)
     rest.start(timeout)
     owns_spark, session = spark is None, spark
     try:
+        try:
+            kafka_cluster_id = check_kafka(clients)
+        except KafkaAccessError as exc:
+            log.error("the worker cannot use Kafka: %s", exc)
+            raise
         # Other spark.* worker properties (executor memory and cores, k8s image, ...) go to Spark as they are.
         spark_conf = {k: str(v) for k, v in (config.model_extra or {}).items() if k.startswith("spark.")}
         session = (
@@ -153,14 +183,14 @@ def start_worker(
             if spark is not None
             else build_session(config.spark_master, f"sparklink-{config.worker_id}", spark_conf)
         )
-        stores = kafka_stores(config)
+        stores = kafka_stores(config, clients)
         plugins = Plugins()
         scratch = Path(config.state_dir) / "checkpoints" if config.state_dir else None
         # Plugins never write where the worker keeps code: its installation, state, Spark's jars and home.
         files = config.file_access(*spark_dirs(session))
         runs = TaskRuns(
             session,
-            config.bootstrap_servers,
+            clients,
             stores.offsets,
             stores.group_offsets,
             config.trigger_interval_ms,
@@ -177,16 +207,10 @@ def start_worker(
         if config.mode == "distributed":
             # Requests to the other workers use the REST security settings' TLS (client certificate, trust).
             herder = DistributedHerder(
-                config,
-                stores,
-                worker,
-                plugins,
-                cluster_id(config.bootstrap_servers),
-                files,
-                peer_tls=rest.security.peer_tls.context,
+                config, stores, worker, plugins, kafka_cluster_id, files, peer_tls=rest.security.peer_tls.context
             )
         else:
-            herder = StandaloneHerder(config, stores, worker, plugins, cluster_id(config.bootstrap_servers), files)
+            herder = StandaloneHerder(config, stores, worker, plugins, kafka_cluster_id, files)
         rest_app.attach(rest.app, herder)
         herder.start()
     except BaseException:

@@ -152,6 +152,14 @@ class WorkerConfig(BaseModel):
         files.parse_allowed(value)  # ValueError: "Path x is not absolute" / "does not exist", as Kafka says
         return value
 
+    @property
+    def kafka_client_properties(self) -> dict[str, str]:
+        """What the worker's Kafka clients are built from (sparklink.clients.connect), in Connect's names: the
+        bootstrap servers, the top-level security and client settings, the `producer.`/`consumer.`/`admin.`
+        prefixes and `connector.client.config.override.policy`."""
+        extra = {k: str(v) for k, v in (self.model_extra or {}).items() if v is not None}
+        return {**extra, "bootstrap.servers": self.bootstrap_servers}
+
     @field_validator("listeners")
     @classmethod
     def _listeners(cls, value: str | None) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sparklink.clients.connect import ClientKind, OverridePolicy, task_clients, worker_clients
+from sparklink.clients.connect import ClientKind, OverridePolicy, WorkerClients, task_clients, worker_clients
 from sparklink.clients.errors import ClientOverrideError, ClientSettingsError
 from sparklink.clients.security import SecurityProtocol
 from tests.unit.clients.material import PLAIN, SCRAM, jaas
@@ -118,3 +118,34 @@ def test_the_allowlist_policy_and_an_unknown_policy() -> None:
 
 def test_connects_default_bootstrap_servers() -> None:
     assert worker_clients({}).bootstrap_servers == "localhost:9092"
+
+
+def test_worker_clients_check_every_composition_at_start_and_name_the_key_as_written() -> None:
+    clients = WorkerClients.from_worker({**WORKER, "admin.request.timeout.ms": "5"})
+    assert clients.worker.security.sasl is not None and clients.worker.security.sasl.username == "worker"
+    assert dict(clients.task("admin").client)["request.timeout.ms"] == "5"
+    assert clients.task("producer") is clients.task("producer")  # parsed once
+    for key in ("security.protocol", "producer.security.protocol", "consumer.security.protocol"):
+        with pytest.raises(ClientSettingsError) as caught:
+            WorkerClients.from_worker({**WORKER, key: "PLAINTXT"})
+        assert caught.value.key == key
+        assert str(caught.value).startswith(
+            ("security.protocol must be one of", f"{key}: security.protocol must be one of")
+        )
+    with pytest.raises(ClientSettingsError) as missing:
+        WorkerClients.from_worker({**WORKER, "admin.sasl.jaas.config": jaas(SCRAM, username="x")})
+    assert missing.value.key == "admin.sasl.jaas.config" and "no password option" in str(missing.value)
+
+
+def test_worker_clients_apply_the_policy_to_each_connectors_overrides() -> None:
+    clients = WorkerClients.from_worker({**WORKER, "connector.client.config.override.policy": "Principal"})
+    allowed = {"producer.override.sasl.mechanism": "PLAIN", "producer.override.sasl.jaas.config": TASK_JAAS}
+    producer = clients.task("producer", {**allowed, "producer.override.security.protocol": "SASL_PLAINTEXT"})
+    assert producer.security.sasl is not None and producer.security.sasl.username == "task"
+    with pytest.raises(ClientOverrideError) as caught:
+        clients.task("producer", {"producer.override.acks": "0"})
+    assert caught.value.key == "producer.override.acks"
+    with pytest.raises(ClientSettingsError) as unusable:
+        clients.task("producer", {"producer.override.security.protocol": "SASL_PLAINTEXT"})
+    # Producers do not inherit the worker's sasl.mechanism: the override lacks one.
+    assert unusable.value.key == "producer.override.sasl.mechanism"

@@ -43,6 +43,7 @@ from sparklink.connectors.mirror.config import (
     TOPICS,
     TOPICS_EXCLUDE,
     MirrorSettings,
+    client_errors,
     rdkafka,
 )
 from sparklink.connectors.mirror.filters import IncludeExclude
@@ -76,6 +77,8 @@ class MirrorCheckpointConnector(SourceConnector):
 
     def validate(self, config: Mapping[str, str]) -> dict[str, list[str]]:
         errors = super().validate(config)
+        for key, problems in client_errors(config).items():
+            errors.setdefault(key, []).extend(problems)
         if config.get(ENABLED, "true") == "false":
             return errors
         if config.get(EMIT_CHECKPOINTS) == "false":

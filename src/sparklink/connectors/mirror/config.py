@@ -5,6 +5,10 @@ Names and defaults follow Mirror{Connector,Source,Checkpoint,Heartbeat}Config an
 classes. Cluster clients are built like MirrorConnectorConfig does: `source.cluster.<k>` /
 `target.cluster.<k>` (only client keys: bootstrap.servers, security.protocol, ssl.*, sasl.*), then
 `consumer.*` / `producer.*` / `admin.*`, then `source.consumer.*`, `target.producer.*`, ... on top.
+Every client takes the whole of its config, security included, through sparklink.clients: the Java ones
+(Spark's Kafka source and sink, the interceptors' producers) as Java properties, the control plane's
+confluent-kafka clients (admins, the offset-sync producer, the offset-sync and checkpoint readers) rendered
+for librdkafka (`rdkafka`).
 
 sparklink additions: `source.cluster.bootstrap.servers` and `target.cluster.bootstrap.servers` are
 declared (required), so a missing one fails validation instead of the first admin call.
@@ -12,12 +16,15 @@ declared (required), so a missing one fails validation instead of the first admi
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from sparklink.api import config as cfg
+from sparklink.clients.errors import ClientSettingsError
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.connectors.mirror.policy import DEFAULT_POLICY, POLICIES, ReplicationPolicy
 
 log = logging.getLogger(__name__)
@@ -374,26 +381,46 @@ def client_config(config: Mapping[str, str], cluster: str, role: str, cluster_ro
     return props
 
 
-# librdkafka shares these names with the Java clients; anything else (JAAS strings, keystores) has
-# no direct librdkafka equivalent and stays with the JVM clients only.
-_RDKAFKA_KEYS = {
-    "bootstrap.servers",
-    "security.protocol",
-    "client.id",
-    "sasl.mechanism",
-    "sasl.username",
-    "sasl.password",
-    "ssl.endpoint.identification.algorithm",
-    "ssl.key.password",
-}
+def client_errors(config: Mapping[str, str]) -> dict[str, list[str]]:
+    """Client settings no client could use (an unknown security.protocol, a missing key store, JAAS text
+    without a password, ...), each under the key the config holds it in; for the connectors' `validate`."""
+    errors: dict[str, list[str]] = {}
+    for cluster in ("source", "target"):
+        for role in ("consumer", "producer", "admin"):
+            props = client_config(config, f"{cluster}.cluster.", f"{role}.", f"{cluster}.{role}.")
+            if "bootstrap.servers" not in props:
+                continue  # reported as the missing bootstrap servers
+            try:
+                client_settings(props)
+            except ClientSettingsError as exc:
+                key = _written_as(config, exc.key, cluster, role)
+                message = f"{key}: {exc}"
+                if message not in errors.get(key, []):
+                    errors.setdefault(key, []).append(message)
+    return errors
+
+
+def _written_as(config: Mapping[str, str], key: str, cluster: str, role: str) -> str:
+    """Where a client key of this cluster and role comes from (the last of MirrorConnectorConfig's layers
+    that holds it)."""
+    for candidate in (f"{cluster}.{role}.{key}", f"{role}.{key}", f"{cluster}.cluster.{key}"):
+        if candidate in config:
+            return candidate
+    return f"{cluster}.cluster.{key}"
+
+
+def client_settings(props: Mapping[str, str]) -> KafkaClientSettings:
+    """A client's Java config parsed by sparklink.clients, once per distinct config: tasks and their restarts
+    ask again and again, and parsing reads key stores (a JKS one is converted with keytool for librdkafka)."""
+    return _parsed(tuple(sorted((str(k), str(v)) for k, v in props.items())))
+
+
+@functools.lru_cache(maxsize=128)
+def _parsed(items: tuple[tuple[str, str], ...]) -> KafkaClientSettings:
+    return KafkaClientSettings.from_properties(dict(items))
 
 
 def rdkafka(props: Mapping[str, str], **extra: Any) -> dict[str, Any]:
-    """The subset of a Java client config that confluent-kafka (the control plane) understands."""
-    from sparklink.clients.settings import client_config as base
-
-    out = {k: v for k, v in props.items() if k in _RDKAFKA_KEYS}
-    dropped = sorted(set(props) - set(out))
-    if dropped:
-        log.debug("control-plane Kafka clients ignore %s", dropped)
-    return base(out.pop("bootstrap.servers", ""), **out, **extra)
+    """A confluent-kafka client's settings (the control plane) from a Java client config: bootstrap servers,
+    security in librdkafka's words, the client keys librdkafka knows by the same name, then `extra`."""
+    return client_settings(props).librdkafka(**extra)

@@ -20,7 +20,7 @@ from confluent_kafka.admin import AdminClient
 from sparklink.api.config import ConfigDef
 from sparklink.api.connector import Offset, Partition, SourceConnector, SourceTask, TaskContext
 from sparklink.connectors.mirror import admin, formats, interceptor, offsets
-from sparklink.connectors.mirror.config import HEARTBEAT_DEF, MirrorSettings, rdkafka
+from sparklink.connectors.mirror.config import HEARTBEAT_DEF, MirrorSettings, client_errors, rdkafka
 from sparklink.connectors.mirror.scheduler import Scheduler
 
 if TYPE_CHECKING:
@@ -31,6 +31,12 @@ class MirrorHeartbeatConnector(SourceConnector):
     @classmethod
     def config_def(cls) -> ConfigDef:
         return HEARTBEAT_DEF
+
+    def validate(self, config: Mapping[str, str]) -> dict[str, list[str]]:
+        errors = super().validate(config)
+        for key, problems in client_errors(config).items():
+            errors.setdefault(key, []).extend(problems)
+        return errors
 
     def alter_offsets(self, config: Mapping[str, str], offsets_: list[tuple[Partition, Offset | None]]) -> bool:
         return offsets.validate(offsets_, ("sourceClusterAlias", "targetClusterAlias"), number=False, only_zero=True)

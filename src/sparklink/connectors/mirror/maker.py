@@ -121,8 +121,12 @@ class MirrorMakerConfig:
         return props
 
     def worker_config(self, flow: Flow) -> dict[str, str]:
-        """The worker of one flow: on the target cluster, MM2's internal topic names and group."""
-        props = {k: v for k, v in self.cluster_props(flow.target).items() if is_client_key(k)}
+        """The worker of one flow: on the target cluster, MM2's internal topic names and group.
+
+        As MirrorMakerConfig#workerConfig, the target cluster's properties go in whole: its bootstrap servers
+        and security settings at the top level configure the worker's own clients (internal topics, group
+        membership), and their copies under `producer.`/`consumer.`/`admin.` the clients of its tasks."""
+        props = dict(self.cluster_props(flow.target))
         props.update({k: v for k, v in self.props.items() if k.startswith(_WORKER_PREFIXES)})
         props.setdefault("client.id", str(flow))
         props.setdefault("group.id", f"{flow.source}-mm2")

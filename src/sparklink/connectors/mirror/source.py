@@ -37,6 +37,8 @@ from sparklink.connectors.mirror.config import (
     TASK_INDEX,
     TASK_PARTITIONS,
     MirrorSettings,
+    client_errors,
+    client_settings,
     rdkafka,
 )
 from sparklink.connectors.mirror.scheduler import Scheduler
@@ -94,6 +96,8 @@ class MirrorSourceConnector(SourceConnector):
 
     def validate(self, config: Mapping[str, str]) -> dict[str, list[str]]:
         errors = super().validate(config)
+        for key, problems in client_errors(config).items():
+            errors.setdefault(key, []).extend(problems)
         configured = any(k.startswith(("offset-syncs-", "offset-syncs.topic.")) for k in config)
         if config.get(EMIT_OFFSET_SYNCS) == "false" and configured:
             errors.setdefault(EMIT_OFFSET_SYNCS, []).append(
@@ -231,9 +235,11 @@ class MirrorSourceTask(SourceTask, DirectSource):
             reader = reader.option("maxOffsetsPerTrigger", limit)
             # Real-time mode reads all the time, so it keeps the broker's default wait; a consumer setting wins.
             reader = reader.option("kafka.fetch.max.wait.ms", str(MICRO_BATCH_FETCH_WAIT_MS))
-        for key, value in consumer.items():
-            if key not in _SPARK_CONSUMER_FORBIDDEN:
-                reader = reader.option(f"kafka.{key}", value)
+        # The source cluster's consumer, security included, as Spark's Kafka source options.
+        options = client_settings(consumer).spark_options()
+        reader = reader.options(
+            **{k: v for k, v in options.items() if k.removeprefix("kafka.") not in _SPARK_CONSUMER_FORBIDDEN}
+        )
         records = reader.load()
 
         names: list[Any] = []
@@ -292,7 +298,7 @@ class MirrorSourceTask(SourceTask, DirectSource):
                 upstream_of={remote: topic for topic, remote in self.remote.items()},
                 registry=self.registry,
                 syncs=(
-                    (s.offset_syncs_topic(), int(s[OFFSET_LAG_MAX]), s.offset_syncs_producer())
+                    (s.offset_syncs_topic(), int(s[OFFSET_LAG_MAX]), client_settings(s.offset_syncs_producer()).java())
                     if s[EMIT_OFFSET_SYNCS]
                     else None
                 ),

@@ -13,12 +13,12 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sparklink.api.connector import SourceTask
 from sparklink.api.direct import DirectSource
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.worker.execution import kafka_io
 from sparklink.worker.execution.direct import last_progress
 from sparklink.worker.execution.run import TaskRun
@@ -49,7 +49,9 @@ class DirectRun(TaskRun):
         try:
             stream = self.source.stream(self.ctx)
             topics = self.source.topics(self.ctx)
-            producer = kafka_io.task_producer(self.source.producer_config(self.ctx), self.connector, self.task_id)
+            clients = services.clients
+            asked = kafka_io.task_producer(self.source.producer_config(self.ctx), self.connector, self.task_id)
+            producer = clients.checked(clients.producer(self.client_config, asked), self.client_name("producer"))
             # Converters go into the streaming plan (records already in Kafka form pass as they are).
             records = self.pipeline.run(stream).records
             name = query_name(self.connector, self.task_id)
@@ -72,7 +74,7 @@ class DirectRun(TaskRun):
         )
         return query
 
-    def _start_query(self, stream: DataFrame, producer: Mapping[str, str]) -> StreamingQuery:
+    def _start_query(self, stream: DataFrame, producer: KafkaClientSettings) -> StreamingQuery:
         """Start the stream into Spark's Kafka sink: micro-batches every trigger interval, or real-time
         batches of `task.realtime.batch.interval.ms`."""
         triggers = self.services.triggers
@@ -83,8 +85,7 @@ class DirectRun(TaskRun):
             .queryName(query_name(self.connector, self.task_id))
             .option("checkpointLocation", str(self.checkpoint))
         )
-        for key, value in {"bootstrap.servers": self.services.bootstrap_servers, "acks": "all", **producer}.items():
-            writer = writer.option(f"kafka.{key}", value)
+        writer = writer.options(**producer.spark_options())
         if "headers" in columns:
             writer = writer.option("includeHeaders", "true")
         if self.ctx.realtime:

@@ -1,7 +1,9 @@
 """Kafka I/O for task queries: Spark's Kafka writer and reader, and partition assignment for sinks.
 
 Records move through Spark's JVM Kafka connector only; confluent-kafka is used for metadata. A sink's
-consumer-group offsets live in their own store (storage/group_offsets.py).
+consumer-group offsets live in their own store (storage/group_offsets.py). Every client here is given its
+settings (sparklink.clients, composed for runs by clients.py) and renders them with `spark_options()` or
+`librdkafka()`; none is built from bootstrap servers alone.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from confluent_kafka.admin import AdminClient
 
 from sparklink.api.connector import RECORDS_METRIC
 from sparklink.api.task_config import MICRO_BATCH_FETCH_WAIT_MS, SINK_READ_CONSUMER, TaskSettings
-from sparklink.clients.settings import client_config
+from sparklink.clients.settings import KafkaClientSettings
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, DataFrameWriter, SparkSession
@@ -24,6 +26,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 KAFKA_COLUMNS = ("topic", "key", "value", "headers", "partition")
+SOURCE_REFUSED = frozenset({"group.id", "interceptor.classes"})
+"""Consumer settings Spark's Kafka source refuses or must not get: it names its own groups (a sink's
+group is the runtime's, committed to by the group offsets store), and it has no consumer interceptors."""
 
 
 def task_producer(producer: Mapping[str, str], connector: str, task_id: int) -> dict[str, str]:
@@ -33,23 +38,21 @@ def task_producer(producer: Mapping[str, str], connector: str, task_id: int) -> 
     return {"client.id": f"connector-producer-{connector}-{task_id}", **producer}
 
 
-def write_records(batch: DataFrame, bootstrap_servers: str, producer: dict[str, str] | None = None) -> int:
+def write_records(batch: DataFrame, producer: KafkaClientSettings) -> int:
     """Write a batch's Kafka columns with Spark's Kafka writer; return how many records it held.
 
-    `producer` holds Kafka producer settings (without the `kafka.` prefix Spark wants); its
-    `bootstrap.servers` overrides the worker's cluster. Counting first is a pass of its own: callers
-    that cache the batch anyway use this, the others `write_observed`.
+    Counting first is a pass of its own: callers that cache the batch anyway use this, the others
+    `write_observed`.
     """
     count = batch.count()
     if count:
-        _writer(batch, bootstrap_servers, producer).save()
+        _writer(batch, producer).save()
     return count
 
 
 def write_observed(
     batch: DataFrame,
-    bootstrap_servers: str,
-    producer: dict[str, str] | None,
+    producer: KafkaClientSettings,
     metrics: Mapping[str, Column],
     convert: Callable[[DataFrame], DataFrame] | None = None,
 ) -> dict[str, Any] | None:
@@ -72,16 +75,13 @@ def write_observed(
     observation = Observation()
     aggregates = [F.count(F.lit(1)).alias(RECORDS_METRIC), *(column.alias(name) for name, column in metrics.items())]
     watched = batch.observe(observation, *aggregates)
-    _writer(convert(watched) if convert else watched, bootstrap_servers, producer).save()
+    _writer(convert(watched) if convert else watched, producer).save()
     return dict(observation.get)
 
 
-def _writer(batch: DataFrame, bootstrap_servers: str, producer: dict[str, str] | None) -> DataFrameWriter:
+def _writer(batch: DataFrame, producer: KafkaClientSettings) -> DataFrameWriter:
     columns = [c for c in KAFKA_COLUMNS if c in batch.columns]
-    writer = batch.select(*columns).write.format("kafka")
-    settings = {"bootstrap.servers": bootstrap_servers, "acks": "all", **(producer or {})}
-    for key, value in settings.items():
-        writer = writer.option(f"kafka.{key}", value)
+    writer = batch.select(*columns).write.format("kafka").options(**producer.spark_options())
     if "headers" in columns:
         writer = writer.option("includeHeaders", "true")
     # Append is the only mode the V2 path takes (V1 treats it as the default, ErrorIfExists).
@@ -126,7 +126,7 @@ one still asks Kafka once per interval."""
 
 def read_stream(
     spark: SparkSession,
-    bootstrap_servers: str,
+    consumer: KafkaClientSettings,
     assigned: list[tuple[str, int]],
     starting: dict[tuple[str, int], int],
     settings: TaskSettings,
@@ -134,22 +134,30 @@ def read_stream(
     holds_batch: bool = True,
 ) -> DataFrame:
     """A Kafka source stream over exactly the assigned partitions, starting where the group left off;
-    it offers a batch once a full one waits or `interval_ms` after the last (see SINK_TRIGGER)."""
+    it offers a batch once a full one waits or `interval_ms` after the last (see SINK_TRIGGER).
+
+    `consumer` holds the task's consumer settings (Connect's `consumer.*` then `consumer.override.*`): they
+    win over the runtime's read defaults, and their `auto.offset.reset` says where a partition the group
+    never committed starts (earliest unless it says latest, as Connect's sink consumer)."""
+    latest = dict(consumer.client).get("auto.offset.reset", "").strip().lower() == "latest"
     assign: dict[str, list[int]] = {}
     start: dict[str, dict[str, int]] = {}
     for topic, partition in assigned:
         assign.setdefault(topic, []).append(partition)
-        # -2 is Spark's "earliest" for a partition the group has never committed.
-        start.setdefault(topic, {})[str(partition)] = starting.get((topic, partition), -2)
+        # -2 and -1 are Spark's "earliest" and "latest", for a partition the group has never committed.
+        start.setdefault(topic, {})[str(partition)] = starting.get((topic, partition), -1 if latest else -2)
+    options = {
+        "kafka.fetch.max.wait.ms": str(MICRO_BATCH_FETCH_WAIT_MS),
+        **{f"kafka.{key}": value for key, value in SINK_READ_CONSUMER.items()},
+        **source_options(consumer),
+    }
     reader = (
         spark.readStream.format("kafka")
-        .option("kafka.bootstrap.servers", bootstrap_servers)
+        .options(**options)
         .option("assign", json.dumps(assign))
         .option("startingOffsets", json.dumps(start))
         .option("failOnDataLoss", "false")
         .option("includeHeaders", "true")
-        .option("kafka.fetch.max.wait.ms", str(MICRO_BATCH_FETCH_WAIT_MS))
-        .options(**{f"kafka.{key}": value for key, value in SINK_READ_CONSUMER.items()})
     )
     limit = batch_limit(settings, holds_batch)
     if limit:
@@ -165,7 +173,12 @@ def read_stream(
     return reader.load()
 
 
-def warm_up(spark: SparkSession, bootstrap_servers: str, topic: str) -> None:
+def source_options(consumer: KafkaClientSettings) -> dict[str, str]:
+    """A consumer's settings as options of Spark's Kafka source (`kafka.`-prefixed, less what it refuses)."""
+    return {k: v for k, v in consumer.spark_options().items() if k.removeprefix("kafka.") not in SOURCE_REFUSED}
+
+
+def warm_up(spark: SparkSession, clients: KafkaClientSettings, topic: str) -> None:
     """Plan and run one batch read of `topic` with Spark's Kafka source, writing nothing, so that its
     classes are loaded and compiled before the first task needs them. In a fresh worker the first
     micro-batch of the first sink began 4.5 s after its query started, 2 s with this done beforehand
@@ -175,7 +188,7 @@ def warm_up(spark: SparkSession, bootstrap_servers: str, topic: str) -> None:
     try:
         (
             spark.read.format("kafka")
-            .option("kafka.bootstrap.servers", bootstrap_servers)
+            .options(**source_options(clients))
             .option("subscribe", topic)
             .option("kafka.fetch.max.wait.ms", str(MICRO_BATCH_FETCH_WAIT_MS))
             # Give up in seconds where the brokers do not answer, rather than retry for minutes.
@@ -195,20 +208,20 @@ def warm_up(spark: SparkSession, bootstrap_servers: str, topic: str) -> None:
 
 
 class Metadata:
-    """Topic metadata for sink assignment, through one long-lived AdminClient per worker.
+    """Topic metadata for sink assignment, through one long-lived AdminClient per worker (its own settings).
 
     A client per question costs a librdkafka instance (threads, a connection, a metadata round trip)
     each time; the watchdog asks every few seconds for every sink task.
     """
 
-    def __init__(self, bootstrap_servers: str) -> None:
-        self.bootstrap_servers = bootstrap_servers
+    def __init__(self, clients: KafkaClientSettings) -> None:
+        self.clients = clients
         self._admin: AdminClient | None = None
 
     def partitions(self, topics: list[str]) -> dict[str, list[int]]:
         """The partitions of each existing topic (one metadata request for all of them)."""
         if self._admin is None:
-            self._admin = AdminClient(client_config(self.bootstrap_servers))
+            self._admin = AdminClient(self.clients.librdkafka())
         meta = self._admin.list_topics(timeout=10)
         out: dict[str, list[int]] = {}
         for topic in topics:

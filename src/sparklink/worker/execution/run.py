@@ -90,6 +90,16 @@ class TaskRun(RunningTask, ABC):
         close_callback_connection(self)
         shutil.rmtree(self.checkpoint, ignore_errors=True)
 
+    @property
+    def client_config(self) -> Mapping[str, str]:
+        """Where the task's client overrides (`producer.override.*`, ...) are read: the connector's config, as
+        in Connect, else the task's."""
+        return self.connector_config if self.connector_config is not None else self.ctx.config
+
+    def client_name(self, client: str) -> str:
+        """How a message names one of the task's Kafka clients."""
+        return f"task {self.connector}-{self.task_id}'s {client}"
+
     def fresh_start(self) -> TaskStart:
         """What a new run of this task starts from: a new instance of its task, the same config."""
         return TaskStart(self.task_id, type(self.task)(), self.ctx.config, self.events, self.connector_config)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from sparklink.api.files import FileAccess
 from sparklink.worker.execution import kafka_io
+from sparklink.worker.execution.clients import RunClients
 from sparklink.worker.execution.direct import ProgressOffsets, RealtimeSlots
 from sparklink.worker.storage.group_offsets import GroupOffsetStore
 from sparklink.worker.storage.offsets import OffsetStore
@@ -43,8 +44,9 @@ class Triggers:
 @dataclass(frozen=True)
 class RunServices:
     spark: SparkSession
-    bootstrap_servers: str
-    """The worker's Kafka cluster; every client's settings come from sparklink.clients (kafka_io)."""
+    clients: RunClients
+    """The Kafka client settings of runs (Connect's prefixes and overrides, sparklink.clients), each checked
+    once against the brokers."""
     offsets: OffsetStore
     """Source offsets: where a source run resumes and what each batch it writes reached."""
     group_offsets: GroupOffsetStore

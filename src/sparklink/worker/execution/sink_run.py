@@ -2,8 +2,10 @@
 
 The run reads its share of the connector's topic partitions with Spark's Kafka source (`assign`,
 round-robin over the connector's tasks: kafka_io.share), from the offsets committed to the
-connector's consumer group. Its batch function hands each micro-batch to the task and then commits
-the batch's end offsets to the group: the order is fixed (`_commit`). A share that changes (a topic
+connector's consumer group, with the task's consumer settings (the worker's `consumer.*`, then the
+connector's `consumer.override.*`); a dead letter queue takes its producer and admin settings likewise.
+Its batch function hands each micro-batch to the task and then commits the batch's end offsets to the
+group: the order is fixed (`_commit`). A share that changes (a topic
 created or grown after the start) is noticed by the watchdog (`changed_share`), and the registry
 starts a fresh run for it.
 """
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sparklink.api.connector import SinkTask
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.worker.execution import kafka_io, offset_log
 from sparklink.worker.execution.run import TaskRun, TopicPartition
 from sparklink.worker.transforms import errors as record_errors
@@ -37,10 +40,18 @@ class SinkRun(TaskRun):
     """The connector's consumer group (api.task_config.sink_group)."""
     assigned: list[TopicPartition] = field(default_factory=list)
     """The partitions this run reads: its share when it started."""
+    dlq: tuple[KafkaClientSettings, KafkaClientSettings] | None = None
+    """The dead letter queue's producer and admin settings, when the connector has one."""
 
     def start(self) -> StreamingQuery | None:
-        services, settings = self.services, self.settings
+        services, settings, clients = self.services, self.settings, self.services.clients
         self.sink.start(self.ctx)  # the task's own checks (e.g. the worker's file rules) come first
+        consumer = clients.checked(clients.consumer(self.client_config), self.client_name("consumer"))
+        if self.pipeline.policy.dlq is not None:
+            self.dlq = (
+                clients.checked(clients.producer(self.client_config), self.client_name("dead letter queue producer")),
+                clients.checked(clients.admin(self.client_config), self.client_name("admin")),
+            )
         topics = list(settings.topics)
         self.assigned = kafka_io.share(services.metadata.partitions(topics), topics, self.task_id, settings.task_count)
         if not self.assigned:
@@ -49,7 +60,7 @@ class SinkRun(TaskRun):
         starting = services.group_offsets.committed(self.group, self.assigned)
         stream = kafka_io.read_stream(
             services.spark,
-            services.bootstrap_servers,
+            consumer,
             self.assigned,
             starting,
             settings,
@@ -78,7 +89,7 @@ class SinkRun(TaskRun):
            consumer group, for each partition it advanced;
         3. newly seen topics are recorded; 4. metrics (records: the offsets the batch spans).
         """
-        pipeline, bootstrap = self.pipeline, self.services.bootstrap_servers
+        pipeline = self.pipeline
         covered = offset_log.batch_range(self.checkpoint, batch_id)
         if not covered.offsets:
             return
@@ -95,11 +106,11 @@ class SinkRun(TaskRun):
             # Records that failed conversion or a transform (errors.tolerance=all) go to the dead
             # letter queue before the batch's offsets are committed.
             skipped = counts.records_skipped
-            dead = pipeline.dead_letters(outcome, bootstrap, {})
+            dead = pipeline.dead_letters(outcome, self.dlq[1] if self.dlq else None)
             skipped = counts.records_skipped - skipped
-            if dead is not None:
+            if dead is not None and self.dlq is not None:
                 try:
-                    kafka_io.write_records(dead, bootstrap, task_producer_config(self.ctx.config))
+                    kafka_io.write_records(dead, self.dlq[0])
                 except Exception:
                     counts.dead_letters(skipped, failed=True)
                     raise
@@ -139,9 +150,3 @@ class SinkRun(TaskRun):
 
     def _release(self) -> None:
         self.sink.stop()
-
-
-def task_producer_config(config: Mapping[str, str]) -> dict[str, str]:
-    """Connect's `producer.override.*` settings of a task (the DLQ producer of a sink uses them)."""
-    prefix = "producer.override."
-    return {k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)}

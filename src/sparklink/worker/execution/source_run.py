@@ -12,10 +12,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sparklink.api.connector import RECORDS_METRIC, Offset, Partition, SourceTask
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.worker.execution import kafka_io
 from sparklink.worker.execution.run import TaskRun, converts_only
 from sparklink.worker.transforms import errors as record_errors
@@ -33,13 +34,16 @@ class SourceRun(TaskRun):
     """The run's task (`task`), as a source."""
     known_topics: list[str] | None = None
     """The topics the task says it writes to (`SourceTask.topics`), when it knows them up front."""
-    producer: dict[str, str] = field(default_factory=dict)
-    """The task's producer settings for Spark's Kafka writer (`SourceTask.producer_config`)."""
+    producer: KafkaClientSettings | None = None
+    """The producer of Spark's Kafka writer: the worker's task producer with the task's own settings
+    (`SourceTask.producer_config`) on top, checked against the brokers (clients.py)."""
 
     def start(self) -> StreamingQuery:
         stream = self.source.stream(self.ctx)
         self.known_topics = self.source.topics(self.ctx)
-        self.producer = kafka_io.task_producer(self.source.producer_config(self.ctx), self.connector, self.task_id)
+        clients = self.services.clients
+        asked = kafka_io.task_producer(self.source.producer_config(self.ctx), self.connector, self.task_id)
+        self.producer = clients.checked(clients.producer(self.client_config, asked), self.client_name("producer"))
         return self._start_batches(stream, self._commit)
 
     def _commit(self, batch: DataFrame, batch_id: int) -> None:
@@ -56,7 +60,8 @@ class SourceRun(TaskRun):
         aggregates (`_observed`), one Spark job per batch. Otherwise the batch is cached,
         counted, written and aggregated: three jobs.
         """
-        pipeline, bootstrap = self.pipeline, self.services.bootstrap_servers
+        pipeline, producer = self.pipeline, self.producer
+        assert producer is not None, "started"
         started = time.monotonic()
         metrics = self.source.batch_metrics() if converts_only(pipeline) else None
         if metrics is not None and self._observed(batch, batch_id, metrics, started):
@@ -68,11 +73,11 @@ class SourceRun(TaskRun):
             # Converter and transform failures tolerated by errors.tolerance=all are logged and skipped
             # (Connect has no dead letter queue for sources); their offsets still count as done.
             skipped = pipeline.error_counts.records_skipped
-            pipeline.dead_letters(outcome, bootstrap, {})
+            pipeline.dead_letters(outcome, None)
             skipped = pipeline.error_counts.records_skipped - skipped
             count = record_errors.retrying(
                 pipeline.policy,
-                lambda: kafka_io.write_records(records, bootstrap, self.producer),
+                lambda: kafka_io.write_records(records, producer),
                 lambda: self.stopping,
                 pipeline.error_counts,
             )
@@ -107,7 +112,8 @@ class SourceRun(TaskRun):
 
     def _observed(self, batch: DataFrame, batch_id: int, metrics: dict[str, Column], started: float) -> bool:
         """`_commit` in one pass; False (nothing written) when the session cannot observe writes."""
-        pipeline = self.pipeline
+        pipeline, producer = self.pipeline, self.producer
+        assert producer is not None, "started"
 
         def convert(watched: DataFrame) -> DataFrame:
             # Converters only (see `_commit`): nothing is split off or cached.
@@ -115,7 +121,7 @@ class SourceRun(TaskRun):
 
         observed = record_errors.retrying(
             pipeline.policy,
-            lambda: kafka_io.write_observed(batch, self.services.bootstrap_servers, self.producer, metrics, convert),
+            lambda: kafka_io.write_observed(batch, producer, metrics, convert),
             lambda: self.stopping,
         )
         if observed is None:

@@ -23,7 +23,7 @@ from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicP
 from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
 
 from sparklink.api.metrics import SPARKLINK_DOMAIN, MetricGroup, Rate, Window, connect_group, task_tags
-from sparklink.clients.settings import client_config
+from sparklink.clients.settings import KafkaClientSettings
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -203,10 +203,10 @@ def _number(value: Any) -> float:
 class SinkLag:
     """How far each sink task's partitions are behind: the log end offset minus the offset committed to
     the connector's consumer group (or minus the log start when nothing is committed, where a new sink
-    starts). Read from Kafka at scrape time through one admin client of the worker's."""
+    starts). Read from Kafka at scrape time through one admin client with the worker's admin settings."""
 
-    def __init__(self, bootstrap_servers: str) -> None:
-        self.bootstrap_servers = bootstrap_servers
+    def __init__(self, admin: KafkaClientSettings) -> None:
+        self.settings = admin
         self._admin: AdminClient | None = None
         self._lock = threading.Lock()
 
@@ -216,7 +216,7 @@ class SinkLag:
             return {}
         with self._lock:
             if self._admin is None:
-                self._admin = AdminClient(client_config(self.bootstrap_servers))
+                self._admin = AdminClient(self.settings.librdkafka())
             admin = self._admin
         try:
             wanted = [TopicPartition(t, p) for t, p in partitions]

@@ -27,8 +27,10 @@ from typing import TYPE_CHECKING
 
 from sparklink.api.connector import Task
 from sparklink.api.files import FileAccess
+from sparklink.clients.connect import WorkerClients
 from sparklink.worker import log_context
 from sparklink.worker.execution import contexts, kafka_io, outages, restarts
+from sparklink.worker.execution.clients import RunClients
 from sparklink.worker.execution.direct import ProgressOffsets, RealtimeSlots
 from sparklink.worker.execution.factory import RunFactory
 from sparklink.worker.execution.listener import QueryListener
@@ -55,7 +57,7 @@ class TaskRuns:
     def __init__(
         self,
         spark: SparkSession,
-        bootstrap_servers: str,
+        clients: WorkerClients,
         offsets: OffsetStore,
         group_offsets: GroupOffsetStore,
         trigger_interval_ms: int = 1000,
@@ -75,10 +77,10 @@ class TaskRuns:
         scratch = Path(scratch_dir or tempfile.mkdtemp(prefix="sparklink-checkpoints-"))
         self.services = RunServices(
             spark=spark,
-            bootstrap_servers=bootstrap_servers,
+            clients=RunClients(clients),
             offsets=offsets,
             group_offsets=group_offsets,
-            metadata=kafka_io.Metadata(bootstrap_servers),
+            metadata=kafka_io.Metadata(clients.worker),
             triggers=Triggers(trigger_interval_ms, realtime_batch_ms, stop_grace_s),
             scratch=scratch,
             progress=ProgressOffsets(offsets, offset_flush_ms / 1000),
@@ -105,7 +107,7 @@ class TaskRuns:
         # aborted there, and Spark logs that abort as an ERROR.
         self._warm_up: threading.Thread | None = None
         if warm_up_topic and _first_use(spark):
-            args = (spark, bootstrap_servers, warm_up_topic)
+            args = (spark, clients.worker, warm_up_topic)
             self._warm_up = threading.Thread(target=kafka_io.warm_up, args=args, name="spark-warm-up", daemon=True)
             self._warm_up.start()
 

@@ -68,7 +68,7 @@ class Worker:
         self.plugins = plugins
         self.tasks = tasks
         self.startups = Startups()
-        self.lag = SinkLag(tasks.services.bootstrap_servers)
+        self.lag = SinkLag(tasks.services.clients.admin(None))
         self._connectors: dict[str, Connector] = {}
         self._lock = threading.Lock()
 

@@ -33,6 +33,7 @@ import httpx
 from sparklink.api.errors import BadRequestError, ConnectError, NotAssignedError, NotFoundError, NotLeaderError
 from sparklink.api.files import FileAccess
 from sparklink.api.states import State, TargetState
+from sparklink.clients.connect import worker_clients
 from sparklink.worker.config import WorkerConfig
 from sparklink.worker.herder import metrics, offsets, restarts
 from sparklink.worker.herder.assignor import Work
@@ -97,8 +98,10 @@ class DistributedHerder(StandaloneHerder):
         self.configs.start()
         self.statuses.start()
         self.offsets.start()
+        # The worker's own clients (top-level settings), as Connect's WorkerGroupMember takes them.
+        clients = worker_clients(self.config.kafka_client_properties)
         self.member = WorkerGroupMember(
-            self.config.bootstrap_servers,
+            clients,
             self.config.group_id,
             self.url,
             self,
@@ -113,7 +116,7 @@ class DistributedHerder(StandaloneHerder):
             if not self._thread.is_alive() or time.monotonic() > deadline:
                 raise ConnectError(
                     f"Worker {self.worker_id} could not join group {self.config.group_id} on "
-                    f"{self.config.bootstrap_servers}; check that the brokers are reachable and see the log"
+                    f"{clients.describe()}; check that the brokers are reachable and see the log"
                 )
 
     def stop(self) -> None:

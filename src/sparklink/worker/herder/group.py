@@ -9,7 +9,8 @@ start and what to stop, the leader's URL and the config offset the assignment wa
 Why kafka-python: librdkafka (confluent-kafka) has no custom group protocols; kafka-python's
 BaseCoordinator does JoinGroup/SyncGroup/Heartbeat/LeaveGroup with versions negotiated against the
 broker (checked against Kafka 4.3), runs heartbeats on its own IO thread, and leaves only the
-protocol's content to us. Caller: the distributed herder's tick thread (distributed.py).
+protocol's content to us. Its client takes the worker's own client settings, rendered for kafka-python
+by sparklink.clients (TLS, mutual TLS, SASL). Caller: the distributed herder's tick thread (distributed.py).
 
 The member also measures its rebalances (`RebalanceStats`, Connect's connect-worker-rebalance-metrics):
 from the moment it prepares to (re)join to the moment its join completes.
@@ -29,6 +30,7 @@ from kafka.coordinator.base import BaseCoordinator
 from kafka.net.compat import KafkaNetClient
 
 from sparklink.api.metrics import Window
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.worker.herder.assignor import IncrementalCooperativeAssignor, Work
 from sparklink.worker.herder.metrics import Rebalances
 from sparklink.worker.herder.model import ConnectorTaskId
@@ -152,7 +154,7 @@ class _Coordinator(BaseCoordinator):  # type: ignore[misc]
 class WorkerGroupMember:
     def __init__(
         self,
-        bootstrap_servers: str,
+        clients: KafkaClientSettings,
         group_id: str,
         url: str,
         listener: GroupListener,
@@ -177,7 +179,7 @@ class WorkerGroupMember:
         self.leader_state = LeaderState()
         self.rebalances = RebalanceStats()
         self.client_id = f"sparklink-{group_id}"
-        self._client = KafkaNetClient(bootstrap_servers=bootstrap_servers, client_id=self.client_id)
+        self._client = KafkaNetClient(**clients.kafka_python(client_id=self.client_id))
         self._client._net.start()
         self._client._manager.bootstrap(30000)
         self._coordinator = _Coordinator(

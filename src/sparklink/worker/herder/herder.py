@@ -22,6 +22,7 @@ from sparklink.api.files import FileAccess
 from sparklink.api.metrics import MetricGroup
 from sparklink.api.states import State, TargetState
 from sparklink.api.task_config import CONNECTOR_CLASS, sink_group
+from sparklink.clients.connect import OverridePolicy
 from sparklink.worker.config import WorkerConfig
 from sparklink.worker.herder import metrics, offsets, restarts, validation
 from sparklink.worker.herder.lifecycle import Lifecycle, trace
@@ -85,6 +86,8 @@ class StandaloneHerder:
         self.worker = worker
         self._plugins = plugins
         self._cluster_id = cluster_id
+        # connector.client.config.override.policy: which `*.override.*` keys a connector config may hold.
+        self._override_policy = OverridePolicy.from_worker(config.kafka_client_properties)
         self._offsets_editor = offsets.Editor(stores.offsets, stores.group_offsets, worker)
         # The providers connector configs may use: the worker's own declaration (Connect's Worker does the same).
         self._providers = ConfigProviders.from_properties(config.model_extra or {})
@@ -326,7 +329,13 @@ class StandaloneHerder:
 
     def validate(self, plugin: str, config: RawConfig) -> ConfigInfos:
         return validation.config_infos(
-            self._plugins, plugin, config, self.config.tasks_max_limit, self._providers, self.files
+            self._plugins,
+            plugin,
+            config,
+            self.config.tasks_max_limit,
+            self._providers,
+            self.files,
+            self._override_policy,
         )
 
     def task_metrics(self) -> list[TaskMetrics]:
@@ -385,7 +394,7 @@ class StandaloneHerder:
 
     def _validated(self, name: str, config: RawConfig) -> dict[str, str]:
         return validation.validated(
-            self._plugins, name, config, self.config.tasks_max_limit, self._providers, self.files
+            self._plugins, name, config, self.config.tasks_max_limit, self._providers, self.files, self._override_policy
         )
 
     def _type_of(self, config: Mapping[str, str]) -> ConnectorType:

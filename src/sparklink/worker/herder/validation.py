@@ -4,7 +4,9 @@ The connector-level keys are declared once in `sparklink.worker.connector_config
 enriches them with the keys a config's transforms and predicates bring. As Connect's
 AbstractHerder#validateConnectorConfig does, a config is validated in one pass: that definition once, the
 plugin's own `validate` once (its ConfigDef and its multi-key checks), then the checks of transforms,
-predicates, converters and the dead letter queue.
+predicates, converters and the dead letter queue, and (AbstractHerder#validateClientOverrides) the
+`producer.override.*`, `consumer.override.*` and `admin.override.*` keys of the clients the connector uses,
+against the worker's `connector.client.config.override.policy`.
 
 Placeholders of the worker's config providers are resolved first (Connect validates resolved values) but
 never shown: as in Connect 4.4 (AbstractHerder#redactResolvedValues), a key whose value a provider supplied
@@ -26,6 +28,7 @@ from sparklink.api import config as cfg
 from sparklink.api.errors import BadRequestError, ConfigValidationError, ForbiddenError
 from sparklink.api.files import FileAccess
 from sparklink.api.task_config import CONNECTOR_CLASS, TASKS_MAX, TASKS_MAX_ENFORCE, TOPICS
+from sparklink.clients.connect import ClientKind, OverridePolicy, overrides
 from sparklink.clients.secrets import HIDDEN, is_secret, scrub, secret_values
 from sparklink.worker import connector_config
 from sparklink.worker.config import WorkerConfig
@@ -35,6 +38,8 @@ from sparklink.worker.providers.registry import ConfigProviders, is_provider_key
 from sparklink.worker.transforms import enrichment
 
 NULL_VALUE = "Null value can not be supplied as the configuration value."
+DLQ_TOPIC = "errors.deadletterqueue.topic.name"
+TOPIC_CREATION_PREFIX = "topic.creation."
 # Connect 4.4 stopped quoting the whole config here (4.3 printed it, secrets included).
 NO_CONNECTOR_TYPE = "Connector config contains no connector type"
 # Connect 4.4's error for a key whose provider-resolved value failed validation (the value is not quoted).
@@ -106,16 +111,24 @@ def _redacted(
 
 
 def validate(
-    plugins: Plugins, raw: RawConfig, tasks_limit: int, files: FileAccess | None = None
+    plugins: Plugins,
+    raw: RawConfig,
+    tasks_limit: int,
+    files: FileAccess | None = None,
+    policy: OverridePolicy | None = None,
 ) -> dict[str, list[str]]:
     """Errors per key for a full connector config (an unknown class is reported on connector.class).
 
     A null value is an error of its own (AbstractHerder#addNullValuedErrors); `tasks.max` may not
-    exceed this worker's `sparklink.tasks.max.limit`, since every task is a Spark query here.
+    exceed this worker's `sparklink.tasks.max.limit`, since every task is a Spark query here; client
+    overrides must pass `policy` (the worker's; Connect's default, All, when not given).
     """
     config = {k: v for k, v in raw.items() if v is not None}
     errors = _validate(plugins, config, files)
     desc = plugins.find(config.get(CONNECTOR_CLASS, ""))
+    if desc is not None:
+        for key, refused in client_override_errors(config, desc.type, policy or OverridePolicy()).items():
+            errors.setdefault(key, []).extend(refused)
     keys = validated_keys(desc, config) if desc else connector_config.SOURCE.keys
     for key in (k for k, v in raw.items() if v is None):
         # ConfigDef validates the null first (range checks refuse it), then Connect adds its own error.
@@ -128,6 +141,25 @@ def validate(
             + " (this worker's sparklink.tasks.max.limit: each task is a Spark streaming query)"
         )
     return errors
+
+
+def client_override_errors(config: Mapping[str, str], kind: str, policy: OverridePolicy) -> dict[str, list[str]]:
+    """Every `<client>.override.*` key of a client this connector uses (Connect's connectorUses{Producer,
+    Consumer,Admin}), with the policy's message where it refuses the key; overrides of clients the
+    connector does not use are not checked, as in Connect."""
+    dlq = bool(config.get(DLQ_TOPIC, "").strip())
+    used = {
+        ClientKind.PRODUCER: kind == "source" or dlq,
+        ClientKind.CONSUMER: kind == "sink",
+        ClientKind.ADMIN: any(k.startswith(TOPIC_CREATION_PREFIX) for k in config) if kind == "source" else dlq,
+    }
+    refused = policy.violations(config)
+    out: dict[str, list[str]] = {}
+    for client, uses in used.items():
+        for key in overrides(config, client) if uses else ():
+            name = client.override_prefix + key
+            out[name] = [refused[name]] if name in refused else []
+    return out
 
 
 def _validate(plugins: Plugins, config: Mapping[str, str], files: FileAccess | None) -> dict[str, list[str]]:
@@ -162,6 +194,7 @@ def validated(
     tasks_limit: int,
     providers: ConfigProviders | None = None,
     files: FileAccess | None = None,
+    policy: OverridePolicy | None = None,
 ) -> dict[str, str]:
     """The config a create or update stores (placeholders as written), or a 400 listing every error as
     Connect does."""
@@ -176,11 +209,8 @@ def validated(
         raise BadRequestError(NO_CONNECTOR_TYPE)
     plugins.resolve(connector_class)
     config, resolved, types = _resolved(plugins, raw, providers)
-    errors = {
-        k: v
-        for k, v in _redacted(validate(plugins, resolved, tasks_limit, files), config, resolved, types).items()
-        if v
-    }
+    found = validate(plugins, resolved, tasks_limit, files, policy)
+    errors = {k: v for k, v in _redacted(found, config, resolved, types).items() if v}
     if errors:
         lines = [e for errs in errors.values() for e in errs]
         raise ConfigValidationError(
@@ -209,6 +239,7 @@ def config_infos(
     tasks_limit: int,
     providers: ConfigProviders | None = None,
     files: FileAccess | None = None,
+    policy: OverridePolicy | None = None,
 ) -> ConfigInfos:
     """The `/connector-plugins/{plugin}/config/validate` answer (Connect's ConfigInfos)."""
     connector_class = raw.get(CONNECTOR_CLASS)
@@ -219,7 +250,7 @@ def config_infos(
     desc = plugins.resolve(connector_class)
     config, resolved, types = _resolved(plugins, raw, providers)
     keys = validated_keys(desc, {k: v for k, v in resolved.items() if v is not None})
-    errors = _redacted(validate(plugins, resolved, tasks_limit, files), config, resolved, types)
+    errors = _redacted(validate(plugins, resolved, tasks_limit, files, policy), config, resolved, types)
     configs = []
     for name in dict.fromkeys([*keys, *errors]):
         key = keys.get(name)

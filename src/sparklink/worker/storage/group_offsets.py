@@ -3,7 +3,8 @@
 The fourth store beside config, status and offsets, with the same shape: a Protocol, a Kafka
 implementation (Admin API and a never-subscribing consumer) and an in-memory twin for unit tests.
 Callers: the worker commits after each sink batch and reads where to start; the herder reads,
-alters and resets them (KIP-875) while the connector is STOPPED.
+alters and resets them (KIP-875) while the connector is STOPPED. Its clients take the worker's task-admin
+settings (the top-level settings, then `admin.*`), which Connect's KIP-875 admin uses too.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaExcepti
 from confluent_kafka.admin import AdminClient
 
 from sparklink.api.errors import ConnectError
-from sparklink.clients.settings import client_config
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.worker.storage.retry import retrying
 
 TopicPartitionKey = tuple[str, int]
@@ -97,8 +98,8 @@ class MemoryGroupOffsetStore:
 
 
 class KafkaGroupOffsetStore:
-    def __init__(self, bootstrap_servers: str) -> None:
-        self.bootstrap_servers = bootstrap_servers
+    def __init__(self, clients: KafkaClientSettings) -> None:
+        self.clients = clients
         self._client: AdminClient | None = None
         self._lock = threading.Lock()
 
@@ -107,13 +108,13 @@ class KafkaGroupOffsetStore:
         # flight destroys the request ("Broker handle destroyed"), and its future never completes.
         with self._lock:
             if self._client is None:
-                self._client = AdminClient(client_config(self.bootstrap_servers))
+                self._client = AdminClient(self.clients.librdkafka())
             return self._client
 
     def _consumer(self, group: str) -> Consumer:
         # Never subscribes, so it never joins the group: commits go in as a "simple" consumer, and the
         # group stays EMPTY, which is what offsets alter/reset require.
-        return Consumer(client_config(self.bootstrap_servers, **{"group.id": group, "enable.auto.commit": False}))
+        return Consumer(self.clients.librdkafka(**{"group.id": group, "enable.auto.commit": False}))
 
     def read(self, group: str) -> dict[TopicPartitionKey, int]:
         return self._retrying(f"reading the offsets of consumer group {group}", lambda: self._read_once(group))
@@ -137,7 +138,7 @@ class KafkaGroupOffsetStore:
         def failure(error: BaseException, gave_up: bool) -> str:
             waited = f" for {RETRY_TIMEOUT:.0f}s" if gave_up else ""
             return (
-                f"{what.capitalize()} on {self.bootstrap_servers} failed{waited}: {error}. Check that the brokers "
+                f"{what.capitalize()} on {self.clients.describe()} failed{waited}: {error}. Check that the brokers "
                 "are running and reachable and that the __consumer_offsets topic has leaders."
             )
 

@@ -10,6 +10,9 @@ A fresh or slow cluster answers "not leader", "leader not available", "coordinat
 out for a while after a topic is created (metadata can show a leader before that broker serves as
 one). Every step here retries what Kafka calls retriable, with back-off, up to a deadline, and then
 fails with a message naming the topic, the brokers and what to check.
+
+Every client here takes the worker's own client settings (`sparklink.clients.connect.worker_clients`:
+the top-level security settings, as Connect's KafkaBasedLog does).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 from sparklink.api.errors import ConnectError, RetriableError
-from sparklink.clients.settings import client_config
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.worker.storage.log_follower import LogFollower
 from sparklink.worker.storage.retry import retrying
 
@@ -37,7 +40,7 @@ T = TypeVar("T")
 class KafkaLog:
     def __init__(
         self,
-        bootstrap_servers: str,
+        clients: KafkaClientSettings,
         topic: str,
         partitions: int = 1,
         replication_factor: int = 1,
@@ -46,7 +49,7 @@ class KafkaLog:
         create: bool = True,
         topic_config: str = "",
     ) -> None:
-        self.bootstrap_servers = bootstrap_servers
+        self.clients = clients
         # Connect 4.4's internal.topics.automatic.creation.enable=false: use the topic, never create it.
         self.create = create
         self.topic_config = topic_config  # the worker key that named the topic, for the error
@@ -69,7 +72,7 @@ class KafkaLog:
         if self.create:
             self._retrying(
                 "creating",
-                lambda: ensure_topic(self.bootstrap_servers, self.topic, self.partitions, self.replication_factor),
+                lambda: ensure_topic(self.clients, self.topic, self.partitions, self.replication_factor),
             )
         elif not self._retrying("looking up", self._exists):
             raise ConnectError(
@@ -79,8 +82,7 @@ class KafkaLog:
             )
         self._retrying("waiting for partition leaders of", self._check_leaders)
         self._producer = Producer(
-            client_config(
-                self.bootstrap_servers,
+            self.clients.librdkafka(
                 **{
                     "client.id": f"{self._client_id}-{self.topic}",
                     "acks": "all",
@@ -92,7 +94,7 @@ class KafkaLog:
         for key, value in self._retrying("reading", self._read_once):
             apply(key, value)
         if follow:
-            self._follower = LogFollower(self.bootstrap_servers, self.topic, self._ends, apply)
+            self._follower = LogFollower(self.clients, self.topic, self._ends, apply)
 
     def position(self) -> int:
         """How far the view has read: the sum over partitions of the next offset to apply (Connect's
@@ -129,12 +131,12 @@ class KafkaLog:
 
     # ------------------------------------------------------------------ one attempt each
     def _exists(self) -> bool:
-        admin = AdminClient(client_config(self.bootstrap_servers))
+        admin = AdminClient(self.clients.librdkafka())
         return self.topic in admin.list_topics(timeout=10).topics
 
     def _check_leaders(self) -> None:
         """A topic created a moment ago has partitions without a leader until each has elected one."""
-        admin = AdminClient(client_config(self.bootstrap_servers))
+        admin = AdminClient(self.clients.librdkafka())
         meta = admin.list_topics(self.topic, timeout=10).topics.get(self.topic)
         partitions = meta.partitions if meta is not None and meta.error is None else {}
         if not partitions or not all(p.leader >= 0 and p.error is None for p in partitions.values()):
@@ -142,8 +144,7 @@ class KafkaLog:
 
     def _read_once(self) -> list[Record]:
         consumer = Consumer(
-            client_config(
-                self.bootstrap_servers,
+            self.clients.librdkafka(
                 **{"group.id": "sparklink-log-reader", "enable.auto.commit": False, "enable.partition.eof": True},
             )
         )
@@ -207,17 +208,18 @@ class KafkaLog:
 
     def _failure(self, what: str, error: BaseException, gave_up: bool = False) -> str:
         waited = f" for {self.timeout:.0f}s" if gave_up else ""
+        brokers = self.clients.bootstrap_servers
         return (
-            f"{what.capitalize()} internal topic {self.topic} on {self.bootstrap_servers} failed{waited}: {error}. "
-            f"Check that the brokers at {self.bootstrap_servers} are running and reachable, that every partition "
+            f"{what.capitalize()} internal topic {self.topic} on {self.clients.describe()} failed{waited}: {error}. "
+            f"Check that the brokers at {brokers} are running and reachable, that every partition "
             f"of {self.topic} has a leader (kafka-topics.sh --describe --topic {self.topic}), and that its "
             f"replication factor ({self.replication_factor}) is at most the number of brokers."
         )
 
 
-def ensure_topic(bootstrap: str, topic: str, partitions: int, replication_factor: int) -> None:
+def ensure_topic(clients: KafkaClientSettings, topic: str, partitions: int, replication_factor: int) -> None:
     """Create a compacted topic unless it exists."""
-    admin = AdminClient(client_config(bootstrap))
+    admin = AdminClient(clients.librdkafka())
     if topic in admin.list_topics(timeout=10).topics:
         return
     new = NewTopic(

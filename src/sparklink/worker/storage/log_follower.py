@@ -3,7 +3,7 @@
 Connect's KafkaBasedLog keeps reading its topic for the life of the worker; a write becomes visible
 when it has been read back, in log order, and `readToEnd` waits until everything written before the
 call has been applied. This is that reader for a worker in a group (several writers per topic).
-Caller: `KafkaLog` in follow mode (kafka_log.py).
+Caller: `KafkaLog` in follow mode (kafka_log.py), which hands it the worker's own client settings.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
-from sparklink.clients.settings import client_config
+from sparklink.clients.settings import KafkaClientSettings
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +24,7 @@ Apply = Callable[[bytes | None, bytes | None], None]
 
 
 class LogFollower:
-    def __init__(self, bootstrap_servers: str, topic: str, start: Mapping[int, int], apply: Apply) -> None:
+    def __init__(self, clients: KafkaClientSettings, topic: str, start: Mapping[int, int], apply: Apply) -> None:
         self.topic = topic
         self._apply = apply
         self._positions = dict(start)
@@ -32,8 +32,7 @@ class LogFollower:
         self._closed = threading.Event()
         self._error: str | None = None
         self._consumer = Consumer(
-            client_config(
-                bootstrap_servers,
+            clients.librdkafka(
                 **{
                     "group.id": "sparklink-log-follower",
                     "enable.auto.commit": False,
@@ -45,7 +44,7 @@ class LogFollower:
         self._consumer.assign([TopicPartition(topic, p, o) for p, o in sorted(start.items())])
         # End offsets come from a consumer of their own: a watermark query on the consumer that the
         # follow thread polls can block far past its timeout (seen on a loaded machine, for minutes).
-        self._watermarks = Consumer(client_config(bootstrap_servers, **{"group.id": "sparklink-log-follower"}))
+        self._watermarks = Consumer(clients.librdkafka(**{"group.id": "sparklink-log-follower"}))
         self._watermarks_lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name=f"follow-{topic}", daemon=True)
         self._thread.start()

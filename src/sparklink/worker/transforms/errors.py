@@ -29,6 +29,8 @@ from sparklink.worker.transforms import exprs as x
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from sparklink.clients.settings import KafkaClientSettings
+
 log = logging.getLogger(__name__)
 
 HEADER_PREFIX = "__connect.errors."
@@ -196,13 +198,12 @@ def dlq_records(errant: DataFrame, policy: ErrorPolicy, connector: str, task_id:
     return errant.selectExpr("original.key AS key", "original.value AS value", f"{headers} AS headers")
 
 
-def ensure_topic(bootstrap_servers: str, topic: str, replication_factor: int, admin_config: Mapping[str, str]) -> None:
-    """Create the DLQ topic with one partition if it does not exist (as Connect's DLQ reporter does)."""
+def ensure_topic(clients: KafkaClientSettings, topic: str, replication_factor: int) -> None:
+    """Create the DLQ topic with one partition if it does not exist (as Connect's DLQ reporter does), with the
+    task's admin settings (the worker's top-level settings, `admin.*`, then `admin.override.*`)."""
     from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-    from sparklink.clients.settings import client_config
-
-    admin = AdminClient(client_config(bootstrap_servers, **dict(admin_config)))
+    admin = AdminClient(clients.librdkafka())
     if topic in admin.list_topics(timeout=30).topics:
         return
     log.info("Topic %s doesn't exist. Will attempt to create topic.", topic)

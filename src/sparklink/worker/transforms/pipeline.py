@@ -34,6 +34,8 @@ from sparklink.worker.transforms.sql_step import SqlStepError, sql_step
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from sparklink.clients.settings import KafkaClientSettings
+
 log = logging.getLogger(__name__)
 
 DEFAULT_CONVERTER = ByteArrayConverter.class_name
@@ -227,11 +229,10 @@ class Pipeline:
 
     # ------------------------------------------------------------------ SQL steps
     # ------------------------------------------------------------------ errant records
-    def dead_letters(
-        self, outcome: Outcome, bootstrap_servers: str, admin_config: Mapping[str, str]
-    ) -> DataFrame | None:
+    def dead_letters(self, outcome: Outcome, admin: KafkaClientSettings | None) -> DataFrame | None:
         """Log the batch's errant records (errors.log.enable) and return its DLQ records (topic, key,
-        value, headers) for a sink with a DLQ topic; None when there is nothing to write."""
+        value, headers) for a sink with a DLQ topic; None when there is nothing to write. `admin` (the task's
+        admin settings; needed only with a DLQ topic) creates the topic the first time."""
         if outcome.errant is None:
             return None
         errant = outcome.errant.persist()
@@ -253,7 +254,9 @@ class Pipeline:
         if self.side != "sink" or dlq is None:
             return None
         if not self._dlq_ready:
-            errors.ensure_topic(bootstrap_servers, dlq.topic, dlq.replication_factor, admin_config)
+            if admin is None:
+                raise ValueError(f"task {self.connector}-{self.task_id}: the dead letter queue needs admin settings")
+            errors.ensure_topic(admin, dlq.topic, dlq.replication_factor)
             self._dlq_ready = True
         records = errors.dlq_records(errant, self.policy, self.connector, self.task_id)
         return records.selectExpr(f"{x.text(dlq.topic)} AS topic", "*")

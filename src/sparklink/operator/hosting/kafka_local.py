@@ -27,9 +27,10 @@ from sparklink.operator.model.kafka import DesiredCluster, DesiredNode
 from sparklink.operator.model.kafka_changes import NodeChange, RunningNode
 from sparklink.operator.model.resources import KAFKA, Key, Resource
 from sparklink.platform.kafka import DEFAULT_HEAP, KafkaCluster, KafkaStartError
-from sparklink.roller.admin import AdminError, ConfluentClusterAdmin
+from sparklink.roller.admin import AdminError
 from sparklink.roller.agent_client import MtlsAgentClient
 from sparklink.roller.executor import KafkaRoller, RollEvent
+from sparklink.roller.local import cluster_admin
 from sparklink.roller.model import NodeRef, RollerSettings, RollFailedError
 from sparklink.roller.nodes import LocalNodes
 
@@ -204,9 +205,7 @@ class LocalKafkaHost:
             steps.append(f"{event.node.name}: {event.kind}: {event.message}")
             log.info("%s: %s %s: %s", key, event.node.name, event.kind, event.message)
 
-        admin = ConfluentClusterAdmin(
-            cluster.bootstrap_servers, cluster.controller_addresses, self.settings.admin_timeout
-        )
+        admin = cluster_admin(cluster, self.settings.admin_timeout)
         for change in changes:
             if change.removed_dynamic:
                 try:

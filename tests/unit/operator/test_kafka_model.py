@@ -10,12 +10,14 @@ from typing import Any
 import pytest
 import yaml
 
+from sparklink.operator.hosting.kafka import PLAIN_LISTENERS
 from sparklink.operator.model import bootstrap
 from sparklink.operator.model.conditions import ReconcileFailure
 from sparklink.operator.model.kafka import MANUAL_ROLLING_UPDATE, assign_node_ids, desired_cluster
 from sparklink.operator.model.kafka_changes import RunningNode, node_changes, scaling
 from sparklink.operator.model.kafka_config import ConfigModel
 from sparklink.operator.model.resources import Resource
+from sparklink.operator.reconcile.kafka import listeners_status
 from sparklink.roller.model import RestartReason
 
 DATA = Path(__file__).parent.parent.parent / "data" / "strimzi"
@@ -391,6 +393,19 @@ def test_tls_and_scram_listeners_are_served_and_custom_authentication_is_a_warni
         "Listener 'oidc' (port 9095) uses custom authentication, which sparklink does not serve; it is not served. "
         "Use authentication type tls or scram-sha-512."
     )
+
+
+def test_a_cluster_made_by_an_earlier_sparklink_shows_only_its_plain_listeners_in_status() -> None:
+    kafka, pools = example()
+    listeners = [
+        {"name": "plain", "port": 9092, "tls": False},
+        {"name": "tls", "port": 9093, "tls": True},
+        {"name": "scram", "port": 9094, "tls": False, "authentication": {"type": "scram-sha-512"}},
+    ]
+    desired = desired_cluster(with_spec(kafka, kafka={**kafka.spec["kafka"], "listeners": listeners}), pools, MODEL)
+    # Its one PLAINTEXT listener serves no TLS and no authentication: a client told otherwise could not connect.
+    found = listeners_status(desired, {PLAIN_LISTENERS: (("127.0.0.1", 1111), ("127.0.0.1", 2222))})
+    assert [(s.name, s.bootstrap_servers) for s in found] == [("plain", "127.0.0.1:1111,127.0.0.1:2222")]
 
 
 def test_simple_authorization_and_its_super_users() -> None:

@@ -123,18 +123,16 @@ class Clock:
         return NOW
 
 
-def setup(authorization: bool = True, ready: bool = True) -> tuple[MemoryStore, Deps, AdminTwin, Resource]:
+def setup(authorization: bool = True, running: bool = True) -> tuple[MemoryStore, Deps, AdminTwin, Resource]:
     store = MemoryStore()
     listeners = [{"name": "tls", "port": 9093, "tls": True, "authentication": {"type": "tls"}}]
     spec: dict[str, Any] = {"kafka": {"listeners": listeners}}
     if authorization:
         spec["kafka"]["authorization"] = {"type": "simple"}
     kafka = store.put({"kind": "Kafka", "metadata": {"namespace": "ns", "name": "my-cluster"}, "spec": spec})
-    if ready:
-        store.write_status(kafka, {"conditions": [{"type": "Ready", "status": "True"}], "observedGeneration": 1})
     reconcile_cas(store, kafka, NOW)
     twin = AdminTwin()
-    deps = Deps(store, None, Clock(), BackOff(dt.timedelta(seconds=1)), OperatorMetrics(), kafka=KafkaTwin())  # type: ignore[arg-type]
+    deps = Deps(store, None, Clock(), BackOff(dt.timedelta(seconds=1)), OperatorMetrics(), kafka=KafkaTwin(running))  # type: ignore[arg-type]
     deps.user_admin = lambda settings: twin  # type: ignore[assignment,return-value]
     return store, deps, twin, kafka
 
@@ -200,17 +198,17 @@ def test_a_users_own_secret_of_the_same_name_is_never_taken_over_or_deleted() ->
 
 
 @pytest.mark.parametrize(
-    ("authorization", "ready", "label", "message"),
+    ("authorization", "running", "label", "message"),
     [
         (False, True, "my-cluster", "Simple authorization ACL rules are configured but not supported"),
-        (True, False, "my-cluster", "Kafka cluster 'my-cluster' is not ready yet"),
+        (True, False, "my-cluster", "Kafka cluster 'my-cluster' has no running broker yet"),
         (True, True, "other", "Kafka cluster 'other' named by label 'strimzi.io/cluster' of KafkaUser ns/my-user"),
     ],
 )
 def test_a_user_that_cannot_be_made_is_not_ready_saying_why(
-    authorization: bool, ready: bool, label: str, message: str
+    authorization: bool, running: bool, label: str, message: str
 ) -> None:
-    store, deps, twin, _ = setup(authorization, ready)
+    store, deps, twin, _ = setup(authorization, running)
     body = shipped()
     body["metadata"]["labels"] = {"strimzi.io/cluster": label}
     result = kafka_user.reconcile(deps, store.put(body).key)

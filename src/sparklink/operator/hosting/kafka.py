@@ -17,6 +17,10 @@ from sparklink.operator.model.kafka import DesiredCluster, DesiredNode
 from sparklink.operator.model.kafka_changes import NodeChange, RunningNode
 from sparklink.operator.model.resources import Key, Resource
 
+# In `KafkaState.addresses`: where every plain, unauthenticated listener is served (a cluster without
+# listeners of its own, made by an earlier sparklink).
+PLAIN_LISTENERS = "*"
+
 
 @dataclass(frozen=True)
 class KafkaState:

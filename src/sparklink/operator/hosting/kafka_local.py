@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 import threading
 from collections.abc import Iterable, Sequence
@@ -32,7 +33,7 @@ from pathlib import Path
 import httpx
 
 from sparklink.clients.settings import KafkaClientSettings
-from sparklink.operator.hosting.kafka import KafkaState, RollReport
+from sparklink.operator.hosting.kafka import PLAIN_LISTENERS, KafkaState, RollReport
 from sparklink.operator.model.kafka import DesiredCluster, DesiredNode
 from sparklink.operator.model.kafka_changes import NodeChange, RunningNode, ca_generations
 from sparklink.operator.model.resources import KAFKA, Key, Resource
@@ -171,9 +172,15 @@ class LocalKafkaHost:
             self._known.discard(key)
 
     def admin(self, owner: Resource) -> KafkaClientSettings | None:
-        with self._lock(owner.key):
-            found = self._load(owner)
-        return None if found is None else found[0].access.platform_settings()
+        # Without the cluster's lock: a roll holds it for minutes, and a KafkaUser needs no more than a broker
+        # that answers (both records are replaced whole, so a read never sees half of one).
+        found = self._read(self.dir_for(owner.key))
+        if found is None or found[1].uid != owner.uid:
+            return None
+        cluster = found[0]
+        if not any(cluster.node_ready(b.node_id) for b in cluster.brokers):
+            return None
+        return cluster.access.platform_settings()
 
     def close(self) -> None:
         """Stop the clusters this operator started or adopted (their state stays for the next operator)."""
@@ -192,16 +199,23 @@ class LocalKafkaHost:
             return self._locks.setdefault(key, threading.Lock())
 
     def _load(self, owner: Resource) -> tuple[KafkaCluster, Record] | None:
-        base = self.dir_for(owner.key)
-        try:
-            record = Record(**json.loads((base / "kafka.json").read_text()))
-            cluster = KafkaCluster.load(base / "cluster")
-        except (OSError, ValueError, TypeError):
+        found = self._read(self.dir_for(owner.key))
+        if found is None:
             return None
+        cluster, record = found
         if record.uid != owner.uid:
             # A Kafka of the same name was deleted and created again while no operator watched.
             log.info("%s: the cluster here belonged to an earlier resource of this name; removing it", owner.key)
             self.remove(owner.key)
+            return None
+        return cluster, record
+
+    @staticmethod
+    def _read(base: Path) -> tuple[KafkaCluster, Record] | None:
+        try:
+            record = Record(**json.loads((base / "kafka.json").read_text()))
+            cluster = KafkaCluster.load(base / "cluster")
+        except (OSError, ValueError, TypeError):
             return None
         return cluster, record
 
@@ -235,7 +249,16 @@ class LocalKafkaHost:
 
     @staticmethod
     def _configure(cluster: KafkaCluster, desired: DesiredCluster) -> None:
-        """What the nodes run from their next start: the Kafka's CAs, listeners and authorization."""
+        """What the nodes run from their next start: the Kafka's CAs, listeners and authorization. A cluster
+        an earlier sparklink made (one PLAINTEXT listener, its own CA) keeps running as it is."""
+        if not cluster.listeners:
+            log.warning(
+                "cluster %s was made by an earlier sparklink with one PLAINTEXT listener and its own CA; it keeps "
+                "running so, and only its plain listeners are served. Delete the Kafka and create it again to serve "
+                "TLS, authentication and the Kafka's CAs.",
+                cluster.cluster_id,
+            )
+            return
         cas = desired.cas
         if cas is not None:
             cluster.managed_ca = True
@@ -343,6 +366,8 @@ class LocalKafkaHost:
             )
             for lst in cluster.listeners
         }
+        if not cluster.listeners:  # an earlier sparklink's cluster: its one PLAINTEXT listener serves plain ones
+            addresses[PLAIN_LISTENERS] = tuple(("127.0.0.1", n.broker_port) for n in cluster.brokers if n.broker_port)
         return KafkaState(
             cluster.cluster_id,
             nodes,
@@ -374,7 +399,9 @@ class LocalKafkaHost:
     @staticmethod
     def _save(base: Path, record: Record) -> None:
         base.mkdir(parents=True, exist_ok=True)
-        (base / "kafka.json").write_text(json.dumps(asdict(record), indent=2))
+        partial = base / "kafka.json.partial"  # replaced whole: `admin` reads it without the cluster's lock
+        partial.write_text(json.dumps(asdict(record), indent=2))
+        os.replace(partial, base / "kafka.json")
 
 
 def served_listeners(desired: DesiredCluster) -> list[Listener]:

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Mapping, Sequence
 
 from sparklink import __version__
-from sparklink.operator.hosting.kafka import KafkaState
+from sparklink.operator.hosting.kafka import PLAIN_LISTENERS, KafkaState
 from sparklink.operator.model import kafka as model
 from sparklink.operator.model.conditions import Condition, ReconcileFailure, not_ready, ready, warning
 from sparklink.operator.model.kafka_changes import node_changes, scaling
@@ -157,7 +157,8 @@ def listeners_status(
     out = []
     ca_cert = desired.cas.cluster.cert_pem.decode() if desired.cas else None
     for lst in desired.served_listeners:
-        found = addresses.get(lst.name) or ()
+        plain = not lst.tls and lst.authentication is None
+        found = addresses.get(lst.name) or (addresses.get(PLAIN_LISTENERS, ()) if plain else ())
         if not found:
             continue
         servers = ",".join(f"{host}:{port}" for host, port in found)

@@ -53,9 +53,9 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
         desired = model.desired_user(user)
         kafka = _kafka(deps, user, desired)
         admin_settings = deps.kafka.admin(kafka) if deps.kafka is not None else None
-        if admin_settings is None or not _ready(kafka):
+        if admin_settings is None:
             raise ReconcileFailure(
-                f"Kafka cluster '{desired.cluster}' is not ready yet; the user is created once it is",
+                f"Kafka cluster '{desired.cluster}' has no running broker yet; the user is created once it has",
                 REASON_NO_SUCH_RESOURCE,
                 retriable=True,
             )
@@ -100,13 +100,6 @@ def _kafka(deps: Deps, user: Resource, desired: model.DesiredUser) -> Resource:
             REASON_NO_SUCH_RESOURCE,
         )  # not retried: the Kafka's first reconcile looks at its users
     return kafka
-
-
-def _ready(kafka: Resource) -> bool:
-    found = kafka.status.get("conditions") or []
-    return kafka.status.get("observedGeneration") == kafka.generation and any(
-        isinstance(c, dict) and c.get("type") == "Ready" for c in found
-    )
 
 
 def _checks(kafka: Resource, desired: model.DesiredUser) -> list[Condition]:

@@ -162,6 +162,23 @@ def test_strimzis_single_node_example_serves_both_listeners_with_their_certifica
     assert records == [f"record-{i}".encode() for i in range(5)]
 
 
+def test_the_secured_cluster_serves_mutual_tls_and_scram_listeners_with_their_certificates(
+    kubeobj: Kube, clusters: dict[str, dict[str, Any]]
+) -> None:
+    kafka = clusters[SECURED]
+    ca_cert = secret(kubeobj, f"{SECURED}-cluster-ca-cert")["ca.crt"].decode()
+    assert [lst["name"] for lst in kafka["status"]["listeners"]] == ["mtls", "scram"]
+    for lst in kafka["status"]["listeners"]:
+        (address,) = lst["addresses"]
+        assert lst["bootstrapServers"] == f"{address['host']}:{address['port']}"
+        assert lst["certificates"] == [ca_cert]
+    assert not conditions(kafka, "Warning")
+    # Neither listener lets in a client without credentials: TLS alone is refused on both.
+    for name in ("mtls", "scram"):
+        with pytest.raises(KafkaAccessError):
+            verify(tls_client(kafka, name, ca_cert.encode()), 20)
+
+
 def test_the_ca_secrets_are_strimzis_names_keys_labels_and_owner(kubeobj: Kube, clusters: dict[str, Any]) -> None:
     kafka = clusters[SINGLE]
     for role in ("cluster-ca", "clients-ca"):
@@ -344,7 +361,9 @@ def test_deleting_a_user_removes_its_credentials_acls_and_secret(
     assert "SASL authentication failed" in message
 
 
-def test_users_that_cannot_work_say_what_to_do(kubeobj: Kube, clusters: dict[str, Any]) -> None:
+def test_users_that_cannot_work_say_what_to_do_and_harm_no_other(kubeobj: Kube, clusters: dict[str, Any]) -> None:
+    kubeobj.create(kafka_user("henry", SECURED, {"type": "scram-sha-512"}))
+    user_ready(kubeobj, "henry")
     # Strimzi's kafka-user.yaml as shipped names my-cluster, whose example has no authorization: its ACLs cannot apply.
     (shipped,) = documents("kafka-user.yaml")
     kubeobj.create(shipped)
@@ -367,6 +386,14 @@ def test_users_that_cannot_work_say_what_to_do(kubeobj: Kube, clusters: dict[str
     with pytest.raises(ApiException) as bad:  # the API server refuses what Strimzi's schema refuses
         kubeobj.create(kafka_user("gina", SECURED, {"type": "plain"}))
     assert bad.value.status == 422
+    # Nothing else was harmed: the cluster stays Ready and a good user of it still logs in and writes.
+    assert is_ready(kubeobj.get("Kafka", SECURED))
+    assert is_ready(kubeobj.get("KafkaUser", "henry"))
+    kafka = kubeobj.get("Kafka", SECURED)
+    ca_cert = secret(kubeobj, f"{SECURED}-cluster-ca-cert")["ca.crt"]
+    jaas = secret(kubeobj, "henry")["sasl.jaas.config"].decode()
+    henry = tls_client(kafka, "scram", ca_cert, **{"sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config": jaas})
+    assert len(round_trip(henry, "my-topic", "my-group", 1)) == 1
 
 
 # -- CA renewal ---------------------------------------------------------------------------------------------
@@ -388,30 +415,38 @@ def test_a_forced_ca_renewal_rolls_the_broker_once_and_a_client_trusting_the_ca_
         if any(word in err.str().lower() for word in ("certificate", "ssl handshake", "verify")):
             tls_errors.append(err.str())
 
+    def delivered(err: KafkaError | None, msg: Any) -> None:
+        if err is None:
+            produced.append(msg.value())
+
     def produce() -> None:
         producer = Producer(settings.librdkafka(**{"acks": "all", "error_cb": on_error}))
         i = 0
-        while not stop.is_set():
-            value = f"r{i}".encode()
-            producer.produce(topic, value, on_delivery=lambda err, msg: err is None and produced.append(msg.value()))
-            producer.poll(0.2)
-            i += 1
-        producer.flush(120)
+        try:
+            while not stop.is_set():
+                value = f"r{i}".encode()
+                producer.produce(topic, value, on_delivery=delivered)
+                producer.poll(0.2)
+                i += 1
+            producer.flush(120)
+        finally:
+            flushed.append(time.monotonic())  # every delivery is reported by now: `produced` is final
 
     def consume() -> None:
         consumer = Consumer(
             settings.librdkafka(**{"group.id": unique("g"), "auto.offset.reset": "earliest", "error_cb": on_error})
         )
         consumer.subscribe([topic])
-        while not stop.is_set() or len(received) < len(produced):
+        # Until every record the producer saw delivered is read (or a minute after its last delivery).
+        while not flushed or not set(produced) <= set(received):
             msg = consumer.poll(0.5)
             if msg is not None and not msg.error():
                 received.append(msg.value() or b"")
-            if stop.is_set() and time.monotonic() > drain_deadline:
+            if flushed and time.monotonic() > flushed[0] + 60:
                 break
         consumer.close()
 
-    drain_deadline = float("inf")
+    flushed: list[float] = []
     threads = [threading.Thread(target=produce), threading.Thread(target=consume)]
     for thread in threads:
         thread.start()
@@ -432,7 +467,6 @@ def test_a_forced_ca_renewal_rolls_the_broker_once_and_a_client_trusting_the_ca_
         after = len(received)
         wait_for(lambda: len(received) >= after + 20, 180, "records read after the roll, by the old CA's client")
     finally:
-        drain_deadline = time.monotonic() + 60
         stop.set()
         for thread in threads:
             thread.join(180)

@@ -17,15 +17,30 @@ from tests.helpers import wait_for
 
 
 class WorkerProcess:
-    def __init__(self, props: dict[str, Any], state_dir: Path, log_level: str = "WARNING") -> None:
-        self.props = {**props, "rest.port": props.get("rest.port") or ports.free_port()}
+    """`client` holds httpx keyword arguments (`verify`, `auth`) for a worker whose REST API is secured."""
+
+    def __init__(
+        self,
+        props: dict[str, Any],
+        state_dir: Path,
+        log_level: str = "WARNING",
+        client: dict[str, Any] | None = None,
+    ) -> None:
+        if "listeners" in props:
+            self.props = dict(props)
+        else:
+            self.props = {**props, "rest.port": props.get("rest.port") or ports.free_port()}
         self.state_dir = state_dir
         self.log_level = log_level
+        self.client = dict(client or {})
         self.pid = 0
         self._jvms: list[int] = []
 
     @property
     def url(self) -> str:
+        """The first listener (`listeners`), else http on `rest.port`."""
+        if "listeners" in self.props:
+            return str(self.props["listeners"]).split(",")[0].strip()
         return f"http://127.0.0.1:{self.props['rest.port']}"
 
     @property
@@ -43,7 +58,7 @@ class WorkerProcess:
             if not process.alive(self.pid):
                 raise AssertionError(f"worker exited during start-up:\n{process.tail(self.log)}")
             try:
-                return httpx.get(f"{self.url}/health", timeout=2).status_code == 200
+                return httpx.get(f"{self.url}/health", timeout=2, **self.client).status_code == 200
             except httpx.HTTPError:
                 return False
 

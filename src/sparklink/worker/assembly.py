@@ -157,8 +157,19 @@ def start_worker(
             warm_up_topic=config.config_topic,
         )
         worker = Worker(plugins, runs)
-        herder_class = DistributedHerder if config.mode == "distributed" else StandaloneHerder
-        herder = herder_class(config, stores, worker, plugins, cluster_id(config.bootstrap_servers))
+        herder: StandaloneHerder
+        if config.mode == "distributed":
+            # Requests to the other workers use the REST security settings' TLS (client certificate, trust).
+            herder = DistributedHerder(
+                config,
+                stores,
+                worker,
+                plugins,
+                cluster_id(config.bootstrap_servers),
+                peer_tls=rest.security.peer_tls.context,
+            )
+        else:
+            herder = StandaloneHerder(config, stores, worker, plugins, cluster_id(config.bootstrap_servers))
         rest_app.attach(rest.app, herder)
         herder.start()
     except BaseException:

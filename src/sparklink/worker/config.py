@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from sparklink.api.config import read_properties
 from sparklink.worker import listeners as listener_urls
+from sparklink.worker import request_signing
 
 __all__ = ["WorkerConfig", "read_properties"]
 
@@ -60,6 +61,18 @@ class WorkerConfig(BaseModel):
     rest_extension_classes: str = Field("", alias="rest.extension.classes")
     # The JAAS file of basic authentication; else `-Djava.security.auth.login.config=` in KAFKA_OPTS.
     jaas_login_config: str | None = Field(None, alias="java.security.auth.login.config")
+    # KIP-507: the session key that signs requests between the workers of a group (distributed mode only).
+    inter_worker_key_generation_algorithm: str = Field(
+        request_signing.DEFAULT_ALGORITHM, alias="inter.worker.key.generation.algorithm"
+    )
+    inter_worker_key_size: int | None = Field(None, alias="inter.worker.key.size")
+    inter_worker_key_ttl_ms: int = Field(request_signing.DEFAULT_TTL_MS, alias="inter.worker.key.ttl.ms")
+    inter_worker_signature_algorithm: str = Field(
+        request_signing.DEFAULT_ALGORITHM, alias="inter.worker.signature.algorithm"
+    )
+    inter_worker_verification_algorithms: str = Field(
+        request_signing.DEFAULT_ALGORITHM, alias="inter.worker.verification.algorithms"
+    )
     topic_tracking_enable: bool = Field(True, alias="topic.tracking.enable")
     topic_tracking_allow_reset: bool = Field(True, alias="topic.tracking.allow.reset")
     # standalone: this worker alone owns the group's topics; distributed: it joins the Kafka group
@@ -122,6 +135,25 @@ class WorkerConfig(BaseModel):
         if self.listeners is not None and self.model_fields_set & {"rest_host", "rest_port"}:
             log.warning("listeners is set, so rest.host.name and rest.port are ignored (as in Connect)")
         return self
+
+    @model_validator(mode="after")
+    def _signing_settings(self) -> WorkerConfig:
+        # As DistributedConfig: only a distributed worker reads them (a standalone one has no internal requests).
+        if self.mode == "distributed":
+            self.signing.check()
+        return self
+
+    @property
+    def signing(self) -> request_signing.Settings:
+        """The `inter.worker.*` settings (KIP-507)."""
+        listed = self.inter_worker_verification_algorithms.split(",")
+        return request_signing.Settings(
+            key_algorithm=self.inter_worker_key_generation_algorithm.strip(),
+            key_size=self.inter_worker_key_size,
+            ttl_ms=self.inter_worker_key_ttl_ms,
+            signature_algorithm=self.inter_worker_signature_algorithm.strip(),
+            verification_algorithms=tuple(a.strip() for a in listed if a.strip()),
+        )
 
     @property
     def rest_listeners(self) -> list[listener_urls.Listener]:

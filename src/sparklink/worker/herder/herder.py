@@ -41,6 +41,7 @@ from sparklink.worker.herder.model import (
 )
 from sparklink.worker.herder.runner import ConnectorRunner
 from sparklink.worker.plugins import Plugins
+from sparklink.worker.request_signing import RequestSignature
 from sparklink.worker.storage.config import ConfigStore, RestartRequest
 from sparklink.worker.storage.group_offsets import GroupOffsetStore
 from sparklink.worker.storage.offsets import OffsetStore
@@ -247,7 +248,9 @@ class StandaloneHerder:
             self.worker.stop_task(name, task_id)
             self._run.start_task(name, task_id, task_configs[task_id])
 
-    def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
+    def put_task_configs(
+        self, name: str, configs: list[dict[str, str]], signature: RequestSignature | None = None
+    ) -> None:
         raise BadRequestError(
             "Task configs are only accepted from other workers of a group; this worker runs standalone "
             "(set sparklink.worker.mode=distributed to form a group)"

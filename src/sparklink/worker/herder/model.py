@@ -28,6 +28,9 @@ from pydantic_core import core_schema
 from sparklink.api.config import ConfigKey
 from sparklink.api.states import State, TargetState
 
+if TYPE_CHECKING:
+    from sparklink.worker.request_signing import RequestSignature
+
 ConnectorType = Literal["source", "sink", "unknown"]
 RawConfig = Mapping[str, str | None]
 """A connector config as a request sent it; null values are reported as errors, not dropped."""
@@ -248,8 +251,10 @@ class Herder(Protocol):
         ...
 
     def restart_task(self, name: str, task_id: int) -> None: ...
-    def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
-        """Internal: the leader of a group writes task configs another worker generated."""
+    def put_task_configs(
+        self, name: str, configs: list[dict[str, str]], signature: RequestSignature | None = None
+    ) -> None:
+        """Internal: the leader of a group writes task configs another worker generated and signed (KIP-507)."""
         ...
 
     # offsets (KIP-875) and active topics (KIP-558)

@@ -70,6 +70,7 @@ def create_app(herder: Herder | None = None, security: settings.RestSecurity | N
     """The app; `security` (None: no listeners known, as in unit tests) adds the guards it configures."""
     app = FastAPI(title="sparklink Connect REST API", version=__version__, redirect_slashes=False)
     app.state.herder = herder
+    app.state.peer_tls = security.peer_tls if security is not None else settings.PeerTls({})
     errors.install(app)
     openapi.install(app)
     app.include_router(root.router)

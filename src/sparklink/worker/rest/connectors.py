@@ -25,6 +25,7 @@ from sparklink.worker.herder.model import (
     TaskInfo,
     TaskState,
 )
+from sparklink.worker.request_signing import RequestSignature
 from sparklink.worker.rest import openapi
 from sparklink.worker.rest.body import as_config, json_body, parse_bool
 from sparklink.worker.rest.deps import HerderDep
@@ -152,12 +153,14 @@ async def get_task_status(herder: HerderDep, name: str, task: str) -> JSONRespon
 
 @router.post("/{name}/tasks", status_code=204, include_in_schema=False)
 async def put_task_configs(herder: HerderDep, name: str, request: Request) -> Response:
-    """Internal (Connect's InternalConnectResource): a connector's owner hands its task configs to the leader."""
+    """Internal (Connect's InternalConnectResource): a connector's owner hands its task configs to the leader,
+    signed with the group's session key over the body's bytes as received (KIP-507; the herder verifies)."""
     body = await json_body(request)
     if not isinstance(body, list) or not all(isinstance(t, dict) for t in body):
         raise BadRequestError("Task configs must be a JSON array of objects")
     configs = [{str(k): str(v) for k, v in t.items()} for t in body]
-    await _in_thread(herder.put_task_configs, name, configs)
+    signature = RequestSignature.from_headers(await request.body(), request.headers)
+    await _in_thread(herder.put_task_configs, name, configs, signature)
     return Response(status_code=204)
 
 

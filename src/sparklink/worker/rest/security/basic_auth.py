@@ -9,8 +9,11 @@ header, exactly what Connect 4.3.1 sends. Differences from Connect, each safer:
 - a malformed header is a 401 (Connect answers a bad Base64 value with 500);
 - every path is checked, unknown ones too (Connect's filter runs after routing, so an unknown path is a 404
   without credentials), and so is the admin listener (Connect registers extensions on the main one only);
-- the internal task-config and fence endpoints are not exempt: Connect exempts them because they are signed
-  (KIP-507), which sparklink does not do yet.
+- Connect's filter lets every request to its internal endpoints through (`POST /connectors/{c}/tasks`,
+  `PUT /connectors/{c}/fence`), leaving them to the herder's KIP-507 signature check; sparklink lets
+  through only those that carry both signature headers (the herder then verifies the signature: 403 for a
+  bad one), so an unsigned internal request needs credentials like any other (401 without). sparklink
+  has no fence endpoint (no exactly-once source support), so only the task-config POST is exempt.
 Passwords are compared in constant time over their SHA-256 digests (so neither a length nor a user name
 leaks through timing) and never logged. Caller: settings.py builds it; app.py stacks the middleware.
 """
@@ -22,6 +25,7 @@ import binascii
 import hashlib
 import hmac
 import logging
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +35,7 @@ from starlette.datastructures import Headers
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from sparklink.worker.request_signing import ALGORITHM_HEADER, SIGNATURE_HEADER
 from sparklink.worker.rest.security import jaas
 from sparklink.worker.rest.security.exceptions import RestSecurityError
 
@@ -41,6 +46,7 @@ PROPERTY_FILE_MODULE = "org.apache.kafka.connect.rest.basic.auth.extension.Prope
 ENTRY = "KafkaConnect"
 UNAUTHORIZED = "User cannot access the resource."
 _NO_USER = hashlib.sha256(b"\x00no such user").digest()
+INTERNAL_TASKS = re.compile(r"/?connectors/([^/]+)/tasks/?")  # Connect's pattern, on the decoded path
 
 
 @dataclass(frozen=True)
@@ -160,10 +166,23 @@ class RequireBasicAuth:
         self.authenticator = authenticator
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self.authenticator.authenticate(Headers(scope=scope).get("authorization")):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        if signed_internal(scope["method"], scope["path"], headers) or self.authenticator.authenticate(
+            headers.get("authorization")
+        ):
             await self.app(scope, receive, send)
             return
         await unauthorized()(scope, receive, send)
+
+
+def signed_internal(method: str, path: str, headers: Headers) -> bool:
+    """A request to the internal task-config endpoint that carries a signature (JaasBasicAuthFilter's matcher)."""
+    if method != "POST" or INTERNAL_TASKS.fullmatch(path) is None:
+        return False
+    return SIGNATURE_HEADER in headers and ALGORITHM_HEADER in headers
 
 
 def unauthorized() -> Response:

@@ -1,9 +1,10 @@
 """Everything the REST server needs to serve securely, read from the worker's settings once, at start.
 
-`RestSecurity.of(config)` parses the listeners, builds the TLS context of each https listener, loads the
-basic-auth credentials and the CORS rules, and decides whether the Host check applies (every listener on
-loopback). Whatever it cannot serve with raises RestSecurityError at start, naming the setting: the
-worker never comes up half-secured. What it logs names files and modes, never a secret.
+`RestSecurity.of(config)` parses the listeners, builds the TLS context of each https listener and the one
+for requests to other workers (`PeerTls`), loads the basic-auth credentials and the CORS rules, and
+decides whether the Host check applies (every listener on loopback). Whatever it cannot serve with
+raises RestSecurityError at start, naming the setting: the worker never comes up half-secured. What it
+logs names files and modes, never a secret.
 Callers: assembly.start_worker (through rest/server.py) and app.create_app.
 """
 
@@ -12,8 +13,11 @@ from __future__ import annotations
 import logging
 import os
 import re
+import ssl
+import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from sparklink.worker import listeners as rest_listeners
 from sparklink.worker.config import WorkerConfig
@@ -43,6 +47,23 @@ class Cors:
         return "|".join(".*".join(re.escape(part) for part in o.split("*")) for o in self.origins)
 
 
+class PeerTls:
+    """The TLS context for https requests to the other workers of a group (forwarded requests, internal
+    ones), from the main listener's settings as Connect's RestClient reads them (tls.client_context)."""
+
+    def __init__(self, settings: Mapping[str, str]) -> None:
+        self._settings = dict(settings)
+        self._context: ssl.SSLContext | None = None
+        self._lock = threading.Lock()
+
+    def context(self) -> ssl.SSLContext:
+        """Built once; RestSecurityError names a setting it cannot use."""
+        with self._lock:
+            if self._context is None:
+                self._context = tls.client_context(self._settings)
+            return self._context
+
+
 @dataclass(frozen=True)
 class RestSecurity:
     """The listeners to bind, how each is secured, and the guards of the app."""
@@ -55,6 +76,7 @@ class RestSecurity:
     cors: Cors | None = None
     # None: no Host check (some listener is reachable from other machines); else extra names to accept
     loopback_hosts: frozenset[str] | None = None
+    peer_tls: PeerTls = field(default_factory=lambda: PeerTls({}))
 
     @property
     def all_listeners(self) -> tuple[rest_listeners.Listener, ...]:
@@ -87,8 +109,16 @@ class RestSecurity:
         origins = tuple(o.strip() for o in config.access_control_allow_origin.split(",") if o.strip())
         methods = config.access_control_allow_methods.strip() or CORS_METHODS
         cors = Cors(origins, tuple(m.strip().upper() for m in methods.split(",") if m.strip())) if origins else None
+        peer_tls = PeerTls(settings)
+        if config.mode == "distributed" and rest_listeners.HTTPS in {x.protocol for x in main} | {
+            urlsplit(config.advertised_url).scheme
+        }:
+            # A group on https: check now that this worker can reach the others, not at its first forward.
+            peer_tls.context()
+            log.info("REST requests to other workers: https, with the settings of the https listener")
         loopback = all(x.loopback for x in everywhere)
         extra = {x.host.lower() for x in everywhere}
         if config.advertised_host:
             extra.add(config.advertised_host.lower())
-        return cls(main, admin, listener_tls, admin_tls, authenticator, cors, frozenset(extra) if loopback else None)
+        hosts = frozenset(extra) if loopback else None
+        return cls(main, admin, listener_tls, admin_tls, authenticator, cors, hosts, peer_tls)

@@ -8,7 +8,8 @@ name, which Java also reads from a PKCS12 file) or PEM, from `ssl.keystore.locat
 `ssl.keystore.key` + `ssl.keystore.certificate.chain` texts; trust stores likewise, with
 `ssl.truststore.certificates` for PEM text. `ssl.client.auth` is none, requested or required; a client
 certificate is verified against the trust store, so one from another CA, or an expired one, fails the
-handshake. Messages name settings and files, never a password or a key. Caller: settings.py.
+handshake. `client_context` is the other side: the context a worker forwards requests to the others of
+its group with. Messages name settings and files, never a password or a key. Caller: settings.py.
 """
 
 from __future__ import annotations
@@ -51,12 +52,12 @@ class ListenerTls:
 class _Settings:
     """The settings one listener uses, and how to name each in a message (with the prefix the user wrote)."""
 
-    def __init__(self, settings: Mapping[str, str], prefix: str) -> None:
+    def __init__(self, settings: Mapping[str, str], prefix: str, warn: bool = True) -> None:
         prefixed = {k[len(prefix) :]: v for k, v in settings.items() if k.startswith(prefix + "ssl.")}
         self.prefix = prefix if prefixed else ""
         self.values = prefixed or {k: v for k, v in settings.items() if k.startswith("ssl.")}
         plain_auth = settings.get("ssl.client.auth")
-        if prefixed and plain_auth and "ssl.client.auth" not in prefixed:
+        if warn and prefixed and plain_auth and "ssl.client.auth" not in prefixed:
             log.warning(
                 "ssl.client.auth=%s does not apply to the %s listener: settings under %s exist, and Connect reads "
                 "those all or nothing; set %sssl.client.auth",
@@ -107,6 +108,44 @@ def server_context(settings: Mapping[str, str], prefix: str = LISTENER_PREFIX) -
     if trusted:
         description += f", {len(trusted)} trusted certificate(s) from {trust_source}"
     return ListenerTls(context, description)
+
+
+def client_context(settings: Mapping[str, str]) -> ssl.SSLContext:
+    """The TLS context a worker opens https connections to the other workers of its group with.
+
+    Connect's RestClient (SSLUtils.createClientSideSslContextFactory) reads the main listener's settings,
+    `listeners.https.ssl.*` all or nothing, else `ssl.*`: the key store, if any, is the client certificate
+    this worker presents (its listener's own, so it must allow client authentication); the trust store,
+    if any, is all it trusts (else the system's CAs, as Java falls back to its cacerts); the host name is
+    checked unless `ssl.endpoint.identification.algorithm` is set empty, which is logged.
+    """
+    s = _Settings(settings, LISTENER_PREFIX, warn=False)
+    if s.get("ssl.cipher.suites"):
+        raise RestSecurityError(
+            f"{s.name('ssl.cipher.suites')} is not supported for requests between workers, which offer OpenSSL's "
+            f"default suites for TLS 1.2 and 1.3; remove it (or restrict {s.name('ssl.enabled.protocols')})"
+        )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.minimum_version, context.maximum_version = _versions(s)
+    has_identity = any(
+        s.get(k) for k in ("ssl.keystore.location", "ssl.keystore.key", "ssl.keystore.certificate.chain")
+    )
+    if has_identity:
+        key, chain, _source = _identity(s)
+        _load_identity(context, key, chain, s)
+    trusted, _trust_source = _trusted(s)
+    if trusted:
+        context.load_verify_locations(cadata="".join(_pem(cert).decode() for cert in trusted))
+    else:
+        context.load_default_certs()
+    identification = s.values.get("ssl.endpoint.identification.algorithm")
+    if identification is not None and not identification.strip():
+        log.warning(
+            "%s is empty: requests to other workers check their certificates but not their host names",
+            s.name("ssl.endpoint.identification.algorithm"),
+        )
+        context.check_hostname = False
+    return context
 
 
 def _versions(s: _Settings) -> tuple[ssl.TLSVersion, ssl.TLSVersion]:

@@ -295,6 +295,22 @@ def roll(
     )
 
 
+def _why(exc: Exception, client: KafkaClientSettings | None) -> str:
+    """What a failed admin request means. The Admin API's own error is often a bare transport failure (the broker
+    closed the connection after refusing the login); the preflight check reads librdkafka's reports and names the
+    setting to fix - a wrong password, an untrusted certificate, a listener of another protocol."""
+    if client is None:
+        return str(exc)
+    from sparklink.clients.errors import KafkaAccessError
+    from sparklink.clients.preflight import verify
+
+    try:
+        verify(client, 30)
+    except KafkaAccessError as access:
+        return str(access)
+    return str(exc)
+
+
 def _check_settings_known(cluster: KafkaCluster, updates: dict[str, str], client: KafkaClientSettings | None) -> None:
     """Refuse a setting no broker knows (a typo would otherwise restart every broker for nothing)."""
     from sparklink.roller.admin import AdminError
@@ -307,7 +323,7 @@ def _check_settings_known(cluster: KafkaCluster, updates: dict[str, str], client
     try:
         known = admin.broker_config(running[0].node_id)
     except AdminError as exc:
-        console.print(f"[red]Cannot read the brokers' settings to check --config:[/red] {exc}")
+        console.print(f"[red]Cannot read the brokers' settings to check --config:[/red] {_why(exc, client)}")
         raise typer.Exit(1) from None
     unknown = sorted(set(updates) - set(known))
     if unknown:

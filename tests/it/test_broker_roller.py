@@ -16,9 +16,9 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from sparklink.clients.settings import client_config
 from sparklink.platform.kafka import KafkaCluster
-from sparklink.roller.admin import AdminError, ConfluentClusterAdmin
+from sparklink.roller.admin import AdminError
 from sparklink.roller.executor import RollEvent
-from sparklink.roller.local import local_roller
+from sparklink.roller.local import cluster_admin, local_roller
 from sparklink.roller.model import ConfigValue, RestartReason, RollerSettings
 from tests.helpers import unique, wait_for
 
@@ -151,7 +151,7 @@ def test_an_admin_made_while_a_broker_was_down_answers_for_it_once_it_is_back(cl
     # the broker's first config read after it is back must reach it, not wait for a metadata refresh.
     down = cluster.brokers[2].node_id
     cluster.stop_node(down)
-    roller_admin = ConfluentClusterAdmin(cluster.bootstrap_servers, cluster.controller_addresses, timeout=30.0)
+    roller_admin = cluster_admin(cluster, timeout=30.0)
     with pytest.raises(AdminError, match=f"broker {down} is not"):
         roller_admin.broker_config(down)
     cluster.start_node(down)

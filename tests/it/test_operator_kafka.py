@@ -155,12 +155,14 @@ def test_strimzis_kraft_example_applies_and_reaches_ready_with_its_status(
     assert status["kafkaNodePools"] == [{"name": "broker"}, {"name": "controller"}]
     assert status["kafkaVersion"] == "4.4.0" and status["kafkaMetadataVersion"] == "4.4-IV2"
     assert status["observedGeneration"] == cluster["metadata"]["generation"]
-    (plain,) = status["listeners"]  # the TLS listener is not served: a Warning says so
-    assert plain["name"] == "plain" and len(plain["addresses"]) == 3
-    assert plain["bootstrapServers"] == ",".join(f"{a['host']}:{a['port']}" for a in plain["addresses"])
+    plain, tls = status["listeners"]  # both served; the TLS one with the certificate its clients trust
+    assert (plain["name"], tls["name"]) == ("plain", "tls")
+    for lst in (plain, tls):
+        assert len(lst["addresses"]) == 3
+        assert lst["bootstrapServers"] == ",".join(f"{a['host']}:{a['port']}" for a in lst["addresses"])
+    assert "certificates" not in plain and tls["certificates"][0].startswith("-----BEGIN CERTIFICATE-----")
     warnings = {c["reason"]: c["message"] for c in conditions(cluster, "Warning")}
-    assert set(warnings) == {"UnsupportedListener", "UnsupportedField"}
-    assert warnings["UnsupportedListener"].startswith("Listener 'tls' (port 9093) uses TLS")
+    assert set(warnings) == {"UnsupportedField"}  # the entity operator's topic operator
 
     brokers = kubeobj.get("KafkaNodePool", "broker")["status"]
     controllers = kubeobj.get("KafkaNodePool", "controller")["status"]
@@ -291,7 +293,7 @@ def test_a_broker_pool_scales_up_and_a_controller_pool_is_left_with_a_warning(
     assert (controllers["nodeIds"], controllers["replicas"]) == ([3], 1)
     after = pids(operator)
     assert sorted(after) == [0, 1, 2, 3, 4] and {i: after[i] for i in before} == before
-    (plain,) = kafka["status"]["listeners"]
+    plain = next(lst for lst in kafka["status"]["listeners"] if lst["name"] == "plain")
     assert len(plain["addresses"]) == 4
     brokers = AdminClient(client_config(plain["bootstrapServers"])).list_topics(timeout=60).brokers
     assert sorted(brokers) == [0, 1, 2, 4]

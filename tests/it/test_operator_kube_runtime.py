@@ -1,9 +1,12 @@
 """The Kubernetes runtime's objects on a real API server: they pass its validation, carry Strimzi's
-names, labels and owner references, follow a settings change, and are garbage-collected with their
-KafkaConnect or Kafka. (There are no kubelets here, so the pods stay Pending: this tests the objects.)"""
+names, labels and owner references, follow a settings change and a CA renewal, and are garbage-collected with
+their KafkaConnect or Kafka. (There are no kubelets here, so the pods stay Pending: this tests the objects.)"""
 
 from __future__ import annotations
 
+import base64
+import dataclasses
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +17,11 @@ from kubernetes.client.exceptions import ApiException
 
 from sparklink.operator.hosting.kafka_kubernetes import PODSET_GROUP, PODSET_VERSION, PODSETS, KubernetesKafkaHost
 from sparklink.operator.hosting.kubernetes import KubernetesWorkerHost
+from sparklink.operator.kube.store import KubeStore
 from sparklink.operator.model import kafka, workers
 from sparklink.operator.model.resources import Resource
 from sparklink.operator.reconcile.context import load_config_model
+from sparklink.operator.reconcile.kafka_ca import reconcile_cas
 from tests.helpers import wait_for
 from tests.it.operator_fixtures import Kube, kafka_connect_body
 
@@ -97,14 +102,20 @@ def test_a_kafka_becomes_services_config_maps_and_pod_sets_the_api_server_accept
     pools = [Resource.from_json(d) for d in created if d["kind"] == "KafkaNodePool"]
     config_model = load_config_model()
     runtime = KubernetesKafkaHost(kube_api)
-    state = runtime.ensure(owner, kafka.desired_cluster(owner, pools, config_model), ())
-    assert state.bootstrap == ((f"my-cluster-kafka-bootstrap.{kubeobj.ns}.svc", 9092),)
+
+    def desired(resource: Resource) -> kafka.DesiredCluster:
+        cas, _ = reconcile_cas(KubeStore(kube_api), resource, datetime.now(UTC))
+        return dataclasses.replace(kafka.desired_cluster(resource, pools, config_model), cas=cas)
+
+    state = runtime.ensure(owner, desired(owner), ())
+    service = f"my-cluster-kafka-bootstrap.{kubeobj.ns}.svc"
+    assert state.addresses == {"plain": ((service, 9092),), "tls": ((service, 9093),)}
     assert state.node_ids == {"broker": (0, 1, 2), "controller": (3, 4, 5)} and not state.ready
     assert runtime.running(owner) is not None  # what it created is found again (an operator restarted adopts it)
 
     core, custom = k8s.CoreV1Api(kube_api), k8s.CustomObjectsApi(kube_api)
     bootstrap = core.read_namespaced_service("my-cluster-kafka-bootstrap", kubeobj.ns)
-    assert [(p.name, p.port) for p in bootstrap.spec.ports] == [("tcp-plain", 9092)]
+    assert [(p.name, p.port) for p in bootstrap.spec.ports] == [("tcp-plain", 9092), ("tcp-tls", 9093)]
     assert bootstrap.spec.selector["strimzi.io/broker-role"] == "true"
     headless = core.read_namespaced_service("my-cluster-kafka-brokers", kubeobj.ns)
     assert headless.spec.cluster_ip == "None"
@@ -134,13 +145,51 @@ def test_a_kafka_becomes_services_config_maps_and_pod_sets_the_api_server_accept
     # A settings change reaches each node's ConfigMap and the configuration hash a StrimziPodSet controller rolls on.
     spec = {**owner.spec["kafka"], "config": {**owner.spec["kafka"]["config"], "queued.max.requests": 600}}
     changed = Resource.from_json(kubeobj.spec("Kafka", "my-cluster", kafka=spec))
-    runtime.ensure(changed, kafka.desired_cluster(changed, pools, config_model), ())
+    runtime.ensure(changed, desired(changed), ())
     assert (
         "queued.max.requests=600\n"
         in core.read_namespaced_config_map("my-cluster-broker-1", kubeobj.ns).data["server.config"]
     )
     rolled = custom.get_namespaced_custom_object(PODSET_GROUP, PODSET_VERSION, kubeobj.ns, PODSETS, "my-cluster-broker")
     assert all(hashes(rolled)[name] != before for name, before in hashes(sets["broker"]).items())
+
+    # TLS as Strimzi lays it out: listener settings read from Secret volumes, the node's certificate and the
+    # trust bundle; a forced renewal of the cluster CA gives the nodes new certificates and the pods a new
+    # generation annotation, which is what a StrimziPodSet controller rolls on.
+    broker = core.read_namespaced_config_map("my-cluster-broker-1", kubeobj.ns).data["server.config"]
+    assert (
+        "listener.security.protocol.map=CONTROLLER:SSL,REPLICATION-9091:SSL,PLAIN-9092:PLAINTEXT,TLS-9093:SSL\n"
+        in broker
+    )
+    chain = "${strimzidir:/opt/kafka/broker-certs:my-cluster-broker-1.crt}"
+    assert f"listener.name.tls-9093.ssl.keystore.certificate.chain={chain}\n" in broker
+    assert "listener.name.replication-9091.ssl.client.auth=required\n" in broker
+    pod = next(p for p in rolled["spec"]["pods"] if p["metadata"]["name"] == "my-cluster-broker-1")
+    assert {v["name"]: v["secret"]["secretName"] for v in pod["spec"]["volumes"] if "secret" in v} == {
+        "broker-certs": "my-cluster-broker-1",
+        "trust-bundle": "my-cluster-trust-bundle",
+    }
+    assert pod["metadata"]["annotations"]["strimzi.io/cluster-ca-cert-generation"] == "0"
+
+    def secret(name: str) -> dict[str, bytes]:
+        found = core.read_namespaced_secret(name, kubeobj.ns)
+        return {k: base64.b64decode(v) for k, v in found.data.items()}
+
+    node_cert = secret("my-cluster-broker-1")["my-cluster-broker-1.crt"]
+    assert set(secret("my-cluster-trust-bundle")) == {"cluster-ca.crt", "clients-ca.crt"}
+    assert set(secret("my-cluster-cluster-operator-certs")) == {"cluster-operator.crt", "cluster-operator.key"}
+    core.patch_namespaced_secret(
+        "my-cluster-cluster-ca-cert", kubeobj.ns, {"metadata": {"annotations": {"strimzi.io/force-renew": "true"}}}
+    )
+    runtime.ensure(changed, desired(changed), ())
+    renewed = custom.get_namespaced_custom_object(
+        PODSET_GROUP, PODSET_VERSION, kubeobj.ns, PODSETS, "my-cluster-broker"
+    )
+    assert {p["metadata"]["annotations"]["strimzi.io/cluster-ca-cert-generation"] for p in renewed["spec"]["pods"]} == {
+        "1"
+    }
+    assert secret("my-cluster-broker-1")["my-cluster-broker-1.crt"] != node_cert
+    assert secret("my-cluster-trust-bundle")["cluster-ca.crt"] == secret("my-cluster-cluster-ca-cert")["ca.crt"]
 
     kubeobj.delete("Kafka", "my-cluster")
 

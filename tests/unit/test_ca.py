@@ -6,6 +6,7 @@ import datetime as dt
 import ipaddress
 from pathlib import Path
 
+import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -93,3 +94,27 @@ def test_broker_and_client_certificates_for_secured_listeners(tmp_path: Path) ->
     assert authority.subject.rfc4514_string() == "CN=clients-ca demo,O=io.sparklink"
     assert ca.signed_by(user.cert.read_bytes(), clients.ca_cert.read_bytes())
     assert not ca.signed_by(user.cert.read_bytes(), cluster.ca_cert.read_bytes())
+
+
+def test_a_renewed_ca_certificate_reissues_the_leaves_it_signed_before(tmp_path: Path) -> None:
+    cluster = ClusterCa(tmp_path / "tls", "demo")
+    first = cluster.ensure_broker(1).cert.read_bytes()
+    assert cluster.ensure_broker(1).cert.read_bytes() == first  # kept while the CA certificate is the same
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=30)
+    ca.renew_ca(cluster.ensure_ca(), now=later).write(cluster.ca_cert, cluster.ca_key)
+    second = cluster.ensure_broker(1, now=later).cert.read_bytes()
+    assert second != first
+    assert ca.signed_by(first, cluster.ca_cert.read_bytes())  # the old leaf still verifies: same key
+    subjects = {x509.load_pem_x509_certificate(pem).subject.rfc4514_string() for pem in (first, second)}
+    assert subjects == {"CN=demo-kafka,O=io.sparklink"}  # every node's broker certificate: one principal
+
+
+def test_a_managed_ca_is_only_installed_never_made_or_renewed(tmp_path: Path) -> None:
+    managed = ClusterCa(tmp_path / "tls", "demo", renewal_days=30, validity_days=40, managed=True)
+    with pytest.raises(FileNotFoundError, match="managed by its owner"):
+        managed.ensure_ca()
+    authority = ca.new_ca("cluster-ca v0", validity_days=40)
+    assert managed.install(authority) and not managed.install(authority)
+    inside_window = dt.datetime.now(dt.UTC) + dt.timedelta(days=20)
+    assert managed.ensure_ca(now=inside_window) == authority
+    assert managed.ca_key.stat().st_mode & 0o777 == 0o600

@@ -97,6 +97,37 @@ def test_plain_listeners_only_keep_the_nodes_on_plaintext() -> None:
     assert not any(k.startswith("ssl.") for k in settings)
 
 
+def test_internal_tls_puts_the_nodes_on_mutual_tls_behind_plain_client_listeners() -> None:
+    settings = listener_settings("broker", {"plain": 1001}, 0, 2001, [Listener("plain", 9092)], FILES, {}, True)
+    assert settings["listener.security.protocol.map"] == "CONTROLLER:SSL,REPLICATION-9091:SSL,PLAIN-9092:PLAINTEXT"
+    assert settings["listener.name.replication-9091.ssl.client.auth"] == "required"
+    assert settings["ssl.keystore.location"] == "/s/tls/broker-1.pem"
+
+
+def test_a_cluster_with_an_authorizer_names_its_nodes_and_platform_super_users(tmp_path: Path) -> None:
+    from sparklink.platform.kafka import STANDARD_AUTHORIZER, KafkaCluster
+
+    listeners = [Listener("plain", 9092), Listener("scram", 9094, tls=True, authentication="scram-sha-512")]
+    cluster = KafkaCluster.create_nodes(
+        tmp_path / "c", [(0, "broker,controller", "")], listeners=listeners, internal_tls=True, default_user=False
+    )
+    assert cluster.access.users() == {}  # an operator adds its users itself
+    assert "authorizer.class.name" not in cluster.node_settings(0)
+    cluster.super_users = ["User:CN=admin"]
+    settings = cluster.node_settings(0)
+    name = f"sparklink-{cluster.cluster_id}"
+    assert settings["authorizer.class.name"] == STANDARD_AUTHORIZER
+    assert settings["super.users"] == (
+        f"User:CN={name}-kafka,O=io.sparklink;User:CN=sparklink-platform,O=io.sparklink;User:CN=admin"
+    )
+    ports = dict(cluster.node(0).listener_ports)
+    cluster.set_listeners([listeners[1], Listener("tls", 9093, tls=True)])
+    again = KafkaCluster.load(tmp_path / "c")
+    assert again.node(0).listener_ports["scram"] == ports["scram"] and "plain" not in again.node(0).listener_ports
+    assert again.node(0).broker_port == ports["scram"] and again.super_users == ["User:CN=admin"]
+    assert "TLS-9093://127.0.0.1:" in again.node_settings(0)["listeners"]
+
+
 def test_client_properties_per_listener(tmp_path: Path) -> None:
     ca, keystore = tmp_path / "ca.crt", tmp_path / "alice.pem"
     tls, mtls, scram, sasl = LISTENERS

@@ -1,5 +1,6 @@
 """`sparklink kafka start|stop|status|roll`: a local KRaft cluster from the Maven-fetched broker jars, plain or
-secured (`--listener`, see `kafka_access`); `status --command-config` checks any cluster as a client would."""
+secured (`--listener`, see `kafka_access`); `status --command-config` checks any cluster as a client would, and
+`roll --command-config` makes the roller's Admin API requests as that client."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sparklink.cli import kafka_access
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform.kafka import KafkaCluster, KafkaStartError, default_state_dir
 
 app = typer.Typer(help="Run a local Apache Kafka cluster (KRaft) for development and tests.", no_args_is_help=True)
@@ -196,6 +198,16 @@ def roll(
     operation_timeout: Annotated[
         float, typer.Option(help="Seconds to wait for a node to become ready before asking its agent why.")
     ] = 300.0,
+    command_config: Annotated[
+        Path | None,
+        typer.Option(
+            "--command-config",
+            help="Client properties (Java names: security.protocol, ssl.*, sasl.*) the roller's Admin API "
+            "requests use, as Kafka's own tools take them; the client needs describe and alter rights on the "
+            "cluster. bootstrap.servers defaults to the cluster's first listener \\[default: the cluster's own "
+            "client identity; on a secured cluster its mutual-TLS replication listener].",
+        ),
+    ] = None,
 ) -> None:
     """Roll the cluster one node at a time, never making it less available.
 
@@ -217,6 +229,8 @@ def roll(
       sparklink kafka roll -c queued.max.requests=600  (read-only: each broker once)
 
       sparklink kafka roll --manual --node 2  (restart broker 2 safely)
+
+      sparklink kafka roll --manual --command-config admin.properties
     """
     import logging
 
@@ -230,6 +244,7 @@ def roll(
     except FileNotFoundError:
         console.print(f"No cluster in {path}. Start one with: sparklink kafka start")
         raise typer.Exit(1) from None
+    client = kafka_access.client_settings(command_config, None, cluster) if command_config else None
     known = {n.node_id for n in cluster.nodes}
     unknown = set(node or ()) - known
     if unknown:
@@ -244,7 +259,7 @@ def roll(
         updates[key.strip()] = value.strip()
     targets = set(node) if node else ({n.node_id for n in cluster.brokers} if updates else known)
     if updates:
-        _check_settings_known(cluster, updates)
+        _check_settings_known(cluster, updates, client)
     for node_id in sorted(targets) if updates else ():
         # A dry run changes the desired settings in memory only; a roll records them first, as the resource would.
         cluster.node_config.setdefault(str(node_id), {}).update(updates)
@@ -260,7 +275,7 @@ def roll(
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     settings = RollerSettings(operation_timeout=operation_timeout)
-    roller = local_roller(cluster, settings, progress=show, only=node)
+    roller = local_roller(cluster, settings, progress=show, only=node, client=client)
     if dry_run:
         console.print(f"Plan for {path} (nothing is changed):")
         for step in roller.dry_run(needs):
@@ -280,18 +295,35 @@ def roll(
     )
 
 
-def _check_settings_known(cluster: KafkaCluster, updates: dict[str, str]) -> None:
+def _why(exc: Exception, client: KafkaClientSettings | None) -> str:
+    """What a failed admin request means. The Admin API's own error is often a bare transport failure (the broker
+    closed the connection after refusing the login); the preflight check reads librdkafka's reports and names the
+    setting to fix - a wrong password, an untrusted certificate, a listener of another protocol."""
+    if client is None:
+        return str(exc)
+    from sparklink.clients.errors import KafkaAccessError
+    from sparklink.clients.preflight import verify
+
+    try:
+        verify(client, 30)
+    except KafkaAccessError as access:
+        return str(access)
+    return str(exc)
+
+
+def _check_settings_known(cluster: KafkaCluster, updates: dict[str, str], client: KafkaClientSettings | None) -> None:
     """Refuse a setting no broker knows (a typo would otherwise restart every broker for nothing)."""
-    from sparklink.roller.admin import AdminError, ConfluentClusterAdmin
+    from sparklink.roller.admin import AdminError
+    from sparklink.roller.local import cluster_admin
 
     running = [b for b in cluster.brokers if cluster.node_alive(b.node_id)]
     if not running:
         return  # nothing to ask; the roll itself reports the brokers that are down
-    admin = ConfluentClusterAdmin(cluster.bootstrap_servers, cluster.controller_addresses, timeout=30)
+    admin = cluster_admin(cluster, 30, client)
     try:
         known = admin.broker_config(running[0].node_id)
     except AdminError as exc:
-        console.print(f"[red]Cannot read the brokers' settings to check --config:[/red] {exc}")
+        console.print(f"[red]Cannot read the brokers' settings to check --config:[/red] {_why(exc, client)}")
         raise typer.Exit(1) from None
     unknown = sorted(set(updates) - set(known))
     if unknown:

@@ -18,7 +18,9 @@ app = typer.Typer(
     '3. Apply Strimzi manifests: a KafkaConnect with the annotation strimzi.io/use-connector-resources: "true", '
     "then KafkaConnectors labelled strimzi.io/cluster: <that KafkaConnect>. Restart, offsets and state work "
     "through Strimzi's annotations and fields. A Kafka with KafkaNodePools (Strimzi's KRaft examples) runs a "
-    "local cluster, rolled safely on a settings change or strimzi.io/manual-rolling-update.",
+    "local cluster (TLS and SCRAM listeners, its CAs in Strimzi's Secrets), rolled safely on a settings change, "
+    "a CA renewal or strimzi.io/manual-rolling-update; KafkaUsers labelled strimzi.io/cluster: <that Kafka> get "
+    "their credentials Secret and ACLs.",
     no_args_is_help=True,
 )
 
@@ -78,7 +80,8 @@ def run(
         typer.Option(help="First retry delay in seconds of a node the roller cannot roll yet (doubles, 10 tries)."),
     ] = 0.25,
 ) -> None:
-    """Watch Kafka, KafkaNodePool, KafkaConnect, KafkaConnector and KafkaMirrorMaker2 resources and reconcile them.
+    """Watch Kafka, KafkaNodePool, KafkaUser, KafkaConnect, KafkaConnector and KafkaMirrorMaker2 resources and
+    reconcile them.
 
     Connect workers run as local `sparklink worker` processes (their REST URL goes to status.url); Kafka
     clusters as local KRaft nodes with broker-state agents (their addresses go to status.listeners).

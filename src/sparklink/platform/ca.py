@@ -30,6 +30,7 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 VALIDITY_DAYS = 365
@@ -121,6 +122,48 @@ def renew_ca(current: Issued, *, validity_days: int = VALIDITY_DAYS, now: dt.dat
     return Issued(cert.public_bytes(serialization.Encoding.PEM), current.key_pem)
 
 
+def certify_key(
+    key_pem: bytes,
+    common_name: str,
+    *,
+    organizations: tuple[str, ...] = (ORGANIZATION,),
+    validity_days: int = VALIDITY_DAYS,
+    now: dt.datetime | None = None,
+) -> Issued:
+    """A CA certificate for an existing CA key whose certificate was lost (Strimzi: RENEW_CERT with no ca.crt)."""
+    key = _private_key(key_pem)
+    name = _name(common_name, organizations)
+    cert = (
+        _builder(name, name, key.public_key(), validity_days, now)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(_usage(cert_sign=True), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    return Issued(cert.public_bytes(serialization.Encoding.PEM), key_pem)
+
+
+def truststore_p12(cert_pem: bytes, alias: str, password: str) -> bytes:
+    """A PKCS12 trust store Java reads as trusted certificate entries (Strimzi's `ca.p12`)."""
+    entry = pkcs12.PKCS12Certificate(x509.load_pem_x509_certificate(cert_pem), alias.encode())
+    return pkcs12.serialize_java_truststore([entry], serialization.BestAvailableEncryption(password.encode()))
+
+
+def keystore_p12(issued: Issued, alias: str, password: str) -> bytes:
+    """A PKCS12 key store holding one key and its certificate (Strimzi's `user.p12`)."""
+    key = _private_key(issued.key_pem)
+    return pkcs12.serialize_key_and_certificates(
+        alias.encode(), key, issued.certificate, None, serialization.BestAvailableEncryption(password.encode())
+    )
+
+
+def _private_key(key_pem: bytes) -> rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey:
+    key = serialization.load_pem_private_key(key_pem, password=None)
+    if not isinstance(key, rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey):
+        raise TypeError("the CA key must be an RSA or EC key")
+    return key
+
+
 def issue(
     ca: Issued,
     common_name: str,
@@ -165,6 +208,14 @@ def needs_renewal(cert_pem: bytes, renewal_days: int = RENEWAL_DAYS, now: dt.dat
     cert = x509.load_pem_x509_certificate(cert_pem)
     moment = now or dt.datetime.now(dt.UTC)
     return cert.not_valid_after_utc - dt.timedelta(days=renewal_days) <= moment
+
+
+def issued_before(cert_pem: bytes, ca_pem: bytes) -> bool:
+    """True when `cert_pem` was issued before the CA's current certificate (a renewal that kept the key):
+    its holder should get a certificate of the current generation."""
+    cert = x509.load_pem_x509_certificate(cert_pem)
+    authority = x509.load_pem_x509_certificate(ca_pem)
+    return cert.not_valid_before_utc < authority.not_valid_before_utc
 
 
 def signed_by(cert_pem: bytes, ca_pem: bytes) -> bool:

@@ -7,7 +7,14 @@ window; keys are written 0600.
 
 Caller: `sparklink.platform.kafka.KafkaCluster` (lays them out under `<state>/tls`), the roller (reads the
 client pair) and `sparklink agent` (reads a node's pair and the CA). Like Strimzi's RENEW_CERT, renewing
-the CA keeps its key, so certificates it signed before stay valid while each is re-issued.
+the CA keeps its key, so certificates it signed before stay valid while each is re-issued: a leaf issued
+before the CA's current certificate is issued again at its next `ensure_*`, as Strimzi re-issues the
+certificates of an older CA certificate generation.
+
+Every node's broker certificate has the same subject, `CN=<cluster_name>-kafka` (as Strimzi's
+`CN=<cluster>-kafka,O=io.strimzi`), so an authorizer names the brokers with one super user. A `managed` CA
+belongs to someone else (the operator keeps it in Kubernetes Secrets and installs it with `install`): it is
+never made or renewed here.
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ class ClusterCa:
     renewal_days: int = ca.RENEWAL_DAYS
     validity_days: int = ca.VALIDITY_DAYS
     label: str = "cluster-ca"  # the CA's common name is "<label> <cluster_name>"
+    managed: bool = False  # installed by its owner (`install`); never made or renewed here
 
     @property
     def ca_cert(self) -> Path:
@@ -63,8 +71,30 @@ class ClusterCa:
     def roller(self) -> CertPaths:
         return CertPaths(self.tls_dir / "roller.crt", self.tls_dir / "roller.key", self.ca_cert)
 
+    @property
+    def broker_subject(self) -> str:
+        """The common name of every node's broker certificate (one super user for an authorizer)."""
+        return f"{self.cluster_name}-kafka"
+
+    def install(self, authority: ca.Issued) -> bool:
+        """Write a managed CA's certificate and key (the key 0600); True when they changed."""
+        if (
+            self.ca_cert.exists()
+            and self.ca_key.exists()
+            and self.ca_cert.read_bytes() == authority.cert_pem
+            and self.ca_key.read_bytes() == authority.key_pem
+        ):
+            return False
+        authority.write(self.ca_cert, self.ca_key)
+        return True
+
     def ensure_ca(self, now: dt.datetime | None = None) -> ca.Issued:
-        """The CA, made on first use; its certificate is re-signed with the same key inside the renewal window."""
+        """The CA, made on first use; its certificate is re-signed with the same key inside the renewal window.
+        A managed CA is only read (its owner installs and renews it)."""
+        if self.managed:
+            if not (self.ca_cert.exists() and self.ca_key.exists()):
+                raise FileNotFoundError(f"the {self.label} in {self.tls_dir} is managed by its owner and not installed")
+            return ca.Issued.read(self.ca_cert, self.ca_key)
         if not (self.ca_cert.exists() and self.ca_key.exists()):
             issued = ca.new_ca(f"{self.label} {self.cluster_name}", validity_days=self.validity_days, now=now)
             issued.write(self.ca_cert, self.ca_key)
@@ -96,7 +126,7 @@ class ClusterCa:
         authenticates it to the other nodes on the mutual-TLS controller and replication listeners."""
         names = (*ca.LOOPBACK_HOSTS, f"node-{node_id}", *hosts)
         paths = self.broker(node_id)
-        self._ensure_leaf(paths, f"{self.cluster_name}-kafka-{node_id}", names, server=True, client=True, now=now)
+        self._ensure_leaf(paths, self.broker_subject, names, server=True, client=True, now=now)
         self._write_keystore(paths)
         return paths
 
@@ -109,6 +139,11 @@ class ClusterCa:
         self._ensure_leaf(paths, name, (), server=False, client=True, now=now)
         self._write_keystore(paths)
         return paths
+
+    def principal(self, common_name: str) -> str:
+        """How a Kafka broker names the holder of a certificate this CA issued with CN=`common_name` (its
+        default principal builder: the subject in RFC 2253 order)."""
+        return f"User:CN={common_name},O={ca.ORGANIZATION}"
 
     def _write_keystore(self, paths: CertPaths) -> None:
         content = paths.key.read_bytes() + paths.cert.read_bytes()
@@ -131,7 +166,9 @@ class ClusterCa:
             if (
                 ca.signed_by(pem, authority.cert_pem)
                 and not ca.needs_renewal(pem, self.renewal_days, now)
+                and not ca.issued_before(pem, authority.cert_pem)
                 and set(hosts) <= _sans(pem)
+                and _common_name(pem) == common_name
             ):
                 return
         leaf = ca.issue(
@@ -155,3 +192,8 @@ def _sans(cert_pem: bytes) -> set[str]:
     return {str(v) for v in ext.get_values_for_type(x509.DNSName)} | {
         str(v) for v in ext.get_values_for_type(x509.IPAddress)
     }
+
+
+def _common_name(cert_pem: bytes) -> str:
+    names = x509.load_pem_x509_certificate(cert_pem).subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)
+    return str(names[0].value) if names else ""

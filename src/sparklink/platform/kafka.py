@@ -11,11 +11,13 @@ With `agents=True` every broker JVM runs the Jolokia agent on loopback and gets 
 sidecar would, and stops with the cluster.
 
 By default a cluster serves one PLAINTEXT listener. Given `listeners` (see `kafka_listeners`), it serves
-those instead, each node on a loopback port per listener; with TLS or authentication among them the nodes
-talk to each other over mutual TLS too, users get SCRAM credentials, PLAIN logins and client certificates,
-and `access.client_properties(listener)` says what a client needs (`kafka_access`). The platform's own clients
-(readiness, DescribeQuorum) then use the replication listener with their own certificate.
-Callers: the CLI, the demo, the roller's local runtime and tests.
+those instead, each node on a loopback port per listener; with TLS or authentication among them (or
+`internal_tls`) the nodes talk to each other over mutual TLS too, users get SCRAM credentials, PLAIN logins
+and client certificates, and `access.client_properties(listener)` says what a client needs (`kafka_access`).
+The platform's own clients (readiness, DescribeQuorum) then use the replication listener with their own
+certificate. `super_users` turns on Kafka's StandardAuthorizer, the nodes' and the platform's principals
+always among the super users; a `managed_ca` cluster's CAs are installed by its owner (`install_cas`).
+Callers: the CLI, the demo, the roller's local runtime, the operator's local Kafka host and tests.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from sparklink.platform.kafka_listeners import Listener
 
 BROKER_MAIN = "kafka.Kafka"
 STORAGE_TOOL = "kafka.tools.StorageTool"
+STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 DEFAULT_HEAP = "512m"
 
 LOG4J2 = """\
@@ -112,6 +115,15 @@ class KafkaCluster:
     release_version: str = ""
     # The client listeners; empty: one PLAINTEXT listener (named PLAINTEXT, also used between brokers).
     listeners: list[Listener] = field(default_factory=list)
+    # The nodes talk over mutual TLS even when every client listener is plain (as Strimzi's always do).
+    internal_tls: bool = False
+    # Kafka's StandardAuthorizer with these super users besides the internal ones (None: no authorizer).
+    super_users: list[str] | None = None
+    # The CAs belong to the caller, who installs them (`install_cas`); certificates they sign live
+    # `ca_validity_days` and are renewed `ca_renewal_days` before they expire.
+    managed_ca: bool = False
+    ca_validity_days: int = ca.VALIDITY_DAYS
+    ca_renewal_days: int = ca.RENEWAL_DAYS
 
     # ----------------------------------------------------------------- creation and persistence
     @classmethod
@@ -168,10 +180,14 @@ class KafkaCluster:
         release_version: str = "",
         listeners: Sequence[Listener] = (),
         users: Mapping[str, str | None] | Sequence[str] = (),
+        *,
+        internal_tls: bool = False,
+        default_user: bool = True,
     ) -> KafkaCluster:
         """Lay out a cluster of exactly these nodes: (node id, roles, heap or "" for `heap`) each, as an
         operator's node pools assign them. Roles are "broker", "controller" or "broker,controller".
-        `listeners` and `users` as in `create`."""
+        `listeners` and `users` as in `create`; `default_user=False` makes no `sparklink` user when `users`
+        names none (an operator adds its users itself)."""
         state_dir = Path(state_dir)
         if (state_dir / "cluster.json").exists():
             raise KafkaStartError(f"a cluster already exists in {state_dir}")
@@ -186,7 +202,9 @@ class KafkaCluster:
             nodes.append(Node(node_id, roles, controller, broker, heap=node_heap))
         if not any(n.is_broker for n in nodes) or not any(n.is_controller for n in nodes):
             raise ValueError("a KRaft cluster needs at least one broker and one controller")
-        cluster = cls._lay_out(state_dir, nodes, heap, extra_config, agents, listeners, users)
+        cluster = cls._lay_out(
+            state_dir, nodes, heap, extra_config, agents, listeners, users, internal_tls, default_user
+        )
         if release_version:
             cluster.release_version = release_version
             cluster.save()
@@ -202,6 +220,8 @@ class KafkaCluster:
         agents: bool,
         listeners: Sequence[Listener] = (),
         users: Mapping[str, str | None] | Sequence[str] = (),
+        internal_tls: bool = False,
+        default_user: bool = True,
     ) -> KafkaCluster:
         kafka_listeners.check(listeners)
         wanted = dict(users) if isinstance(users, Mapping) else dict.fromkeys(users)
@@ -215,12 +235,13 @@ class KafkaCluster:
                     node.jolokia_port, node.agent_port, node.probe_port = (ports.free_port() for _ in range(3))
         cluster = cls(state_dir, _random_cluster_id(), nodes, heap, dict(extra_config or {}), agents)
         cluster.listeners = list(listeners)
+        cluster.internal_tls = internal_tls
         for node in nodes:
             cluster._assign_listener_ports(node)
         state_dir.mkdir(parents=True, exist_ok=True)
         cluster.save()
         if cluster.secured:
-            for name, password in (wanted or {kafka_users.DEFAULT_USER: None}).items():
+            for name, password in (wanted or ({kafka_users.DEFAULT_USER: None} if default_user else {})).items():
                 cluster.access.user_store.add(name, password)
         return cluster
 
@@ -248,6 +269,11 @@ class KafkaCluster:
             raw.get("node_config", {}),
             raw.get("release_version", ""),
             [Listener(**lst) for lst in raw.get("listeners", [])],
+            raw.get("internal_tls", False),
+            raw.get("super_users"),
+            raw.get("managed_ca", False),
+            raw.get("ca_validity_days", ca.VALIDITY_DAYS),
+            raw.get("ca_renewal_days", ca.RENEWAL_DAYS),
         )
 
     def save(self) -> None:
@@ -257,6 +283,11 @@ class KafkaCluster:
             del raw["listeners"]  # a default cluster's record stays as it was
             for node in raw["nodes"]:
                 del node["listener_ports"], node["replication_port"]
+        defaults: dict[str, object] = {"internal_tls": False, "super_users": None, "managed_ca": False}
+        defaults |= {"ca_validity_days": ca.VALIDITY_DAYS, "ca_renewal_days": ca.RENEWAL_DAYS}
+        for key, value in defaults.items():
+            if raw[key] == value:
+                del raw[key]
         # Written aside and renamed into place: a reader (or a start after kill -9) never sees half a record.
         record = self.state_dir / "cluster.json"
         partial = record.with_name(f".cluster.json.{uuid.uuid4().hex}")
@@ -280,7 +311,30 @@ class KafkaCluster:
     @property
     def tls(self) -> ClusterCa:
         """The cluster CA and the agents' and roller's certificates (made when agents start)."""
-        return ClusterCa(self.state_dir / "tls", f"sparklink-{self.cluster_id}")
+        name = f"sparklink-{self.cluster_id}"
+        return ClusterCa(
+            self.state_dir / "tls", name, self.ca_renewal_days, self.ca_validity_days, managed=self.managed_ca
+        )
+
+    def install_cas(self, cluster_ca: ca.Issued, clients_ca: ca.Issued) -> bool:
+        """A `managed_ca` cluster's cluster and clients CAs, from their owner; True when either changed. Nodes
+        read them at their next start, and `launch` issues their certificates again (see `ClusterCa`)."""
+        changed = self.tls.install(cluster_ca)
+        return self.access.clients_ca.install(clients_ca) or changed
+
+    def set_listeners(self, listeners: Sequence[Listener]) -> None:
+        """Serve `listeners` from each node's next start: a listener kept keeps its ports, a new one gets free
+        loopback ports. A cluster laid out without listeners keeps its single PLAINTEXT one."""
+        kafka_listeners.check(listeners)
+        if not (self.listeners and listeners):
+            raise ValueError("only a cluster laid out with listeners can change them")
+        self.listeners = list(listeners)
+        for node in self.brokers:
+            node.listener_ports = {
+                lst.name: node.listener_ports.get(lst.name) or ports.free_port() for lst in listeners
+            }
+            node.broker_port = node.listener_ports[listeners[0].name]
+        self.save()
 
     @property
     def brokers(self) -> list[Node]:
@@ -294,8 +348,8 @@ class KafkaCluster:
     # ----------------------------------------------------------------- listeners, users, client settings
     @property
     def secured(self) -> bool:
-        """Some listener uses TLS or authentication (then the nodes talk over mutual TLS too)."""
-        return any(lst.secured for lst in self.listeners)
+        """Some listener uses TLS or authentication, or `internal_tls` (then the nodes talk over mutual TLS)."""
+        return self.internal_tls or any(lst.secured for lst in self.listeners)
 
     def listener(self, name: str | None = None) -> Listener:
         """A client listener by name (the first when None). Only clusters laid out with listeners have them."""
@@ -376,6 +430,16 @@ class KafkaCluster:
             process.stop(node.pid, timeout=timeout)
         node.pid = 0
         self.save()
+
+    def restart_agent(self, node_id: int) -> None:
+        """Stop a node's agent and start it again (with its certificate issued again when due, e.g. after the
+        cluster CA's certificate was renewed); the broker keeps running."""
+        node = self.node(node_id)
+        if node.agent_pid:
+            process.stop(node.agent_pid, timeout=10)
+            node.agent_pid = 0
+            self.save()
+        self._start_agents()
 
     def start_node(self, node_id: int) -> None:
         """Start one stopped node without waiting (see `node_ready`); static settings are read now."""
@@ -684,7 +748,7 @@ class KafkaCluster:
             "controller.listener.names": "CONTROLLER",
         }
         if self.listeners:
-            return {**identity, **self._defaults(node), **self._listener_settings(node)}
+            return {**identity, **self._defaults(node), **self._listener_settings(node), **self._authorization()}
         # The default cluster: one PLAINTEXT listener, also between brokers (settings kept as they always were).
         listeners = []
         if node.broker_port:
@@ -700,7 +764,15 @@ class KafkaCluster:
         if node.broker_port:
             config["advertised.listeners"] = f"PLAINTEXT://127.0.0.1:{node.broker_port}"
             config["inter.broker.listener.name"] = "PLAINTEXT"
-        return config
+        return {**config, **self._authorization()}
+
+    def _authorization(self) -> dict[str, str]:
+        """StandardAuthorizer settings: the nodes and the platform are super users (on a cluster without TLS
+        between the nodes they are ANONYMOUS, as Strimzi has it), then the caller's."""
+        if self.super_users is None:
+            return {}
+        internal = self.access.internal_principals() if self.secured else ["User:ANONYMOUS"]
+        return {"authorizer.class.name": STANDARD_AUTHORIZER, "super.users": ";".join([*internal, *self.super_users])}
 
     def _defaults(self, node: Node) -> dict[str, str]:
         replication = str(min(3, len(self.brokers)))
@@ -730,6 +802,7 @@ class KafkaCluster:
             self.listeners,
             self.access.tls_files(node) if self.secured else None,
             plain,
+            self.internal_tls,
         )
 
 

@@ -37,8 +37,21 @@ class ClusterAccess:
     @property
     def clients_ca(self) -> ClusterCa:
         """The clients CA: it signs users' certificates, which mutual-TLS listeners trust."""
-        name = f"sparklink-{self.cluster.cluster_id}"
-        return ClusterCa(self.cluster.state_dir / "tls" / "clients-ca", name, label="clients-ca")
+        cluster = self.cluster
+        return ClusterCa(
+            cluster.state_dir / "tls" / "clients-ca",
+            f"sparklink-{cluster.cluster_id}",
+            cluster.ca_renewal_days,
+            cluster.ca_validity_days,
+            label="clients-ca",
+            managed=cluster.managed_ca,
+        )
+
+    def internal_principals(self) -> list[str]:
+        """The principals the nodes and the platform's own clients authenticate as (their certificates from the
+        cluster CA): the super users an authorizer must know, as Strimzi lists its brokers and operator."""
+        tls = self.cluster.tls
+        return [tls.principal(tls.broker_subject), tls.principal(kafka_users.PLATFORM_CLIENT)]
 
     @property
     def user_store(self) -> kafka_users.UserStore:

@@ -6,10 +6,11 @@ authentication (`tls` for mutual TLS, `scram-sha-512`, `scram-sha-256`, `plain`,
 machine every node serves each listener on a free loopback port of its own; the Strimzi port names it in
 the broker settings (`TLS-9093`), as Strimzi names its listeners.
 
-A cluster whose listeners include any TLS or authentication is secured: its controller listener
-(`CONTROLLER`) and the inter-broker listener (`REPLICATION-9091`, as in Strimzi) are SSL with mutual TLS,
-each node presenting its broker certificate from the cluster CA; mutual-TLS client listeners trust the
-clients CA. Callers: `kafka.KafkaCluster` (settings) and, later, the operator (Strimzi listeners).
+A cluster whose listeners include any TLS or authentication (or that asks for internal TLS) is secured: its
+controller listener (`CONTROLLER`) and the inter-broker listener (`REPLICATION-9091`, as in Strimzi) are SSL
+with mutual TLS, each node presenting its broker certificate from the cluster CA; mutual-TLS client listeners
+trust the clients CA. Callers: `kafka.KafkaCluster` (settings), which the operator's local host lays out from
+a Strimzi Kafka's listeners.
 """
 
 from __future__ import annotations
@@ -131,10 +132,12 @@ def listener_settings(
     listeners: Sequence[Listener],
     tls: TlsFiles | None,
     plain_users: Mapping[str, str],
+    internal_tls: bool = False,
 ) -> dict[str, str]:
     """The listener part of a node's settings (`listeners`, protocol map, TLS and SASL) for `listeners`;
-    `ports` maps each listener's name to this node's port. `tls` is needed when any listener is secured."""
-    secured = any(lst.secured for lst in listeners)
+    `ports` maps each listener's name to this node's port. `tls` is needed when any listener is secured, or
+    with `internal_tls` (the nodes talk over mutual TLS whatever the client listeners are, as in Strimzi)."""
+    secured = internal_tls or any(lst.secured for lst in listeners)
     internal = "SSL" if secured else "PLAINTEXT"
     bound, advertised, protocols = [], [], [f"{CONTROLLER}:{internal}"]
     broker, controller = "broker" in roles, "controller" in roles

@@ -7,7 +7,7 @@
 - `admin`, `agent_client`, `nodes`: those three adapters.
 
 Callers: `sparklink kafka roll` (through `local.local_roller`), and the operator for `Kafka`/`KafkaNodePool`
-resources, which builds `KafkaRoller(runtime, ConfluentClusterAdmin(bootstrap, controllers),
+resources, which builds `KafkaRoller(runtime, ConfluentClusterAdmin(client settings, controllers, quorum TLS),
 MtlsAgentClient(cert, key, ca), RollerSettings(operation_timeout=...))` with a `NodeControl` over its pods,
 calls `roll(needs)` - `needs(node)` gives each node's reasons (MANUAL_ROLLING_UPDATE for
 `strimzi.io/manual-rolling-update`, POD_HAS_OLD_REVISION for a changed pod spec) - and turns a

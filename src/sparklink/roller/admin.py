@@ -3,6 +3,9 @@
 Caller: `executor.KafkaRoller`. `ConfluentClusterAdmin` uses confluent-kafka's AdminClient for topics and
 configs (list_topics carries replicas and ISRs; describe_configs, incremental_alter_configs) and our own
 DescribeQuorum request (`sparklink.platform.kraft_quorum`), which confluent-kafka 2.16 does not offer.
+Both take the cluster's client settings: the Admin API a `KafkaClientSettings` from `sparklink.clients` (a
+secured cluster's platform identity, or a user's `--command-config`), DescribeQuorum the TLS context a
+mutual-TLS controller listener needs. Nothing falls back to plaintext.
 
 A request for one broker first asks for fresh metadata: librdkafka sends it to that broker only once it knows
 the broker, and it learns of a broker that joined after the client was made only at its next metadata refresh
@@ -11,6 +14,7 @@ the broker, and it learns of a broker that joined after the client was made only
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Protocol
@@ -19,7 +23,7 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
 
-from sparklink.clients.settings import client_config
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform import kraft_quorum
 from sparklink.platform.kraft_quorum import QuorumInfo
 from sparklink.roller.model import ConfigValue, PartitionState, TopicState
@@ -37,12 +41,20 @@ class ClusterAdmin(Protocol):
 
 
 class ConfluentClusterAdmin:
-    """The Admin API through `bootstrap_servers`, DescribeQuorum through `controllers` (host:port each)."""
+    """The Admin API with `settings`, DescribeQuorum through `controllers` (host:port each; over TLS with
+    `quorum_tls` when the controller listener is secured)."""
 
-    def __init__(self, bootstrap_servers: str, controllers: Sequence[str], timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        settings: KafkaClientSettings,
+        controllers: Sequence[str],
+        timeout: float = 30.0,
+        quorum_tls: ssl.SSLContext | None = None,
+    ) -> None:
         self.timeout = timeout
         self.controllers = list(controllers)
-        self._admin = AdminClient(client_config(bootstrap_servers, **{"socket.timeout.ms": int(timeout * 1000)}))
+        self.quorum_tls = quorum_tls
+        self._admin = AdminClient(settings.librdkafka(**{"socket.timeout.ms": int(timeout * 1000)}))
 
     def topics(self) -> list[TopicState]:
         try:
@@ -89,7 +101,7 @@ class ConfluentClusterAdmin:
 
     def quorum(self) -> QuorumInfo:
         try:
-            return kraft_quorum.describe_quorum(self.controllers, timeout=min(self.timeout, 10.0))
+            return kraft_quorum.describe_quorum(self.controllers, min(self.timeout, 10.0), self.quorum_tls)
         except kraft_quorum.QuorumError as exc:
             raise AdminError(str(exc)) from exc
 

@@ -21,6 +21,7 @@ class RestartReason(enum.Enum):
     POD_UNRESPONSIVE = "Pod needs to be restarted, because it does not seem to responding to connection attempts"
     KAFKA_CERTIFICATES_CHANGED = "Kafka broker TLS certificates updated"
     CA_CERT_RENEWED = "CA certificate renewed"
+    CA_CERT_HAS_OLD_GENERATION = "CA cert has old generation"
 
     @property
     def note(self) -> str:

@@ -7,13 +7,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from sparklink.operator.model.resources import Key, Resource
+from sparklink.operator.model.resources import Key, Resource, Secret
 
 
 class MemoryStore:
     def __init__(self) -> None:
         self.resources: dict[Key, Resource] = {}
         self.config_maps: dict[tuple[str, str], dict[str, Any]] = {}
+        self.secrets: dict[tuple[str, str], Secret] = {}
         self.status_writes = 0
 
     def put(self, body: Mapping[str, Any]) -> Resource:
@@ -63,3 +64,15 @@ class MemoryStore:
         cm["labels"].update(labels)
         if not any(o["name"] == owner.name and o["kind"] == owner.kind for o in cm["owners"]):
             cm["owners"].append(owner.owner_reference())
+
+    def secret(self, namespace: str, name: str) -> Secret | None:
+        return self.secrets.get((namespace, name))
+
+    def apply_secret(self, secret: Secret) -> bool:
+        if self.secrets.get((secret.namespace, secret.name)) == secret:
+            return False
+        self.secrets[(secret.namespace, secret.name)] = secret
+        return True
+
+    def delete_secret(self, namespace: str, name: str) -> None:
+        self.secrets.pop((namespace, name), None)

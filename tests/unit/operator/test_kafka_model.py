@@ -10,12 +10,14 @@ from typing import Any
 import pytest
 import yaml
 
+from sparklink.operator.hosting.kafka import PLAIN_LISTENERS
 from sparklink.operator.model import bootstrap
 from sparklink.operator.model.conditions import ReconcileFailure
 from sparklink.operator.model.kafka import MANUAL_ROLLING_UPDATE, assign_node_ids, desired_cluster
 from sparklink.operator.model.kafka_changes import RunningNode, node_changes, scaling
 from sparklink.operator.model.kafka_config import ConfigModel
 from sparklink.operator.model.resources import Resource
+from sparklink.operator.reconcile.kafka import listeners_status
 from sparklink.roller.model import RestartReason
 
 DATA = Path(__file__).parent.parent.parent / "data" / "strimzi"
@@ -87,12 +89,14 @@ def test_strimzis_kraft_example_gives_brokers_then_controllers_with_strimzi_name
         "min.insync.replicas": "2",
     }
     assert controller.config == broker.config  # all of these matter to controllers too
-    assert [(lst.name, lst.port, lst.served) for lst in desired.listeners] == [
-        ("plain", 9092, True),
-        ("tls", 9093, False),
+    assert [(lst.name, lst.port, lst.tls, lst.served) for lst in desired.listeners] == [
+        ("plain", 9092, False, True),
+        ("tls", 9093, True, True),
     ]
-    reasons = sorted(c.reason or "" for c in desired.warnings)
-    assert reasons == ["UnsupportedField", "UnsupportedListener"]  # entityOperator; the TLS listener
+    assert [c.message for c in desired.warnings] == [
+        "spec.entityOperator.topicOperator is not supported by sparklink yet and was ignored: KafkaTopics are not "
+        "managed. (KafkaUsers are: the operator itself runs Strimzi's User Operator.)"
+    ]
 
 
 def test_controller_only_nodes_get_only_the_settings_that_matter_to_controllers() -> None:
@@ -340,3 +344,99 @@ def test_bootstrap_service_names_of_a_known_kafka_become_its_listener_addresses(
     assert failure.value.retriable
     with pytest.raises(ReconcileFailure, match="has no listener on port 9094"):
         bootstrap.resolve("my-cluster-kafka-bootstrap:9094", "ns", find)
+
+
+@pytest.mark.parametrize(
+    ("listeners", "message"),
+    [
+        (
+            [{"name": "a", "port": 9093, "tls": False, "authentication": {"type": "tls"}}],
+            "Listener configuration is not valid: [listener a cannot use tls type authentication with disabled TLS "
+            "encryption]",
+        ),
+        (
+            [{"name": "a", "port": 9092, "tls": False}, {"name": "a", "port": 9093, "tls": True}],
+            "Listener configuration is not valid: [every listener needs to have a unique name]",
+        ),
+        (
+            [{"name": "a", "port": 9404, "tls": False}],
+            "Listener configuration is not valid: [port 9404 is forbidden and cannot be used]",
+        ),
+        (
+            [{"name": "a", "port": 9092, "tls": False, "authentication": {"type": "custom"}}],
+            "Kafka ns/my-cluster has no listener sparklink can serve",
+        ),
+    ],
+)
+def test_listeners_follow_strimzis_validation(listeners: list[dict[str, Any]], message: str) -> None:
+    kafka, pools = example()
+    bad = with_spec(kafka, kafka={**kafka.spec["kafka"], "listeners": listeners})
+    with pytest.raises(ReconcileFailure) as refused:
+        desired_cluster(bad, pools, MODEL)
+    assert refused.value.message.startswith(message)
+
+
+def test_tls_and_scram_listeners_are_served_and_custom_authentication_is_a_warning() -> None:
+    kafka, pools = example()
+    listeners = [
+        {"name": "mtls", "port": 9093, "tls": True, "authentication": {"type": "tls"}},
+        {"name": "scram", "port": 9094, "tls": False, "authentication": {"type": "scram-sha-512"}},
+        {"name": "oidc", "port": 9095, "tls": True, "authentication": {"type": "custom", "sasl": True}},
+    ]
+    desired = desired_cluster(with_spec(kafka, kafka={**kafka.spec["kafka"], "listeners": listeners}), pools, MODEL)
+    assert [(lst.name, lst.authentication) for lst in desired.served_listeners] == [
+        ("mtls", "tls"),
+        ("scram", "scram-sha-512"),
+    ]
+    (note,) = [c for c in desired.warnings if c.reason == "UnsupportedListener"]
+    assert note.message == (
+        "Listener 'oidc' (port 9095) uses custom authentication, which sparklink does not serve; it is not served. "
+        "Use authentication type tls or scram-sha-512."
+    )
+
+
+def test_a_cluster_made_by_an_earlier_sparklink_shows_only_its_plain_listeners_in_status() -> None:
+    kafka, pools = example()
+    listeners = [
+        {"name": "plain", "port": 9092, "tls": False},
+        {"name": "tls", "port": 9093, "tls": True},
+        {"name": "scram", "port": 9094, "tls": False, "authentication": {"type": "scram-sha-512"}},
+    ]
+    desired = desired_cluster(with_spec(kafka, kafka={**kafka.spec["kafka"], "listeners": listeners}), pools, MODEL)
+    # Its one PLAINTEXT listener serves no TLS and no authentication: a client told otherwise could not connect.
+    found = listeners_status(desired, {PLAIN_LISTENERS: (("127.0.0.1", 1111), ("127.0.0.1", 2222))})
+    assert [(s.name, s.bootstrap_servers) for s in found] == [("plain", "127.0.0.1:1111,127.0.0.1:2222")]
+
+
+def test_simple_authorization_and_its_super_users() -> None:
+    kafka, pools = example()
+    spec = {**kafka.spec["kafka"], "authorization": {"type": "simple", "superUsers": ["CN=admin", "bob"]}}
+    desired = desired_cluster(with_spec(kafka, kafka=spec), pools, MODEL)
+    assert desired.authorization is not None
+    assert desired.authorization.principals() == ["User:CN=admin", "User:bob"]
+    for bad in (["CN=admin\nauthorizer.class.name=x"], ["a;User:b"]):
+        spec = {**kafka.spec["kafka"], "authorization": {"type": "simple", "superUsers": bad}}
+        with pytest.raises(ReconcileFailure, match=re.escape("invalid spec.kafka.authorization.superUsers")):
+            desired_cluster(with_spec(kafka, kafka=spec), pools, MODEL)
+    spec = {**kafka.spec["kafka"], "authorization": {"type": "custom", "authorizerClass": "x.Y"}}
+    desired = desired_cluster(with_spec(kafka, kafka=spec), pools, MODEL)
+    assert desired.authorization is None
+    assert any("authorization of type custom is not supported" in (c.message or "") for c in desired.warnings)
+
+
+def test_nodes_with_certificates_of_an_older_ca_generation_restart_and_unknown_ones_are_left() -> None:
+    from dataclasses import replace
+
+    from sparklink.operator.model.certificate_authority import Authorities, Authority
+
+    kafka, pools = example()
+    authority = Authority(b"cert", b"key", 1, 0)
+    desired = replace(
+        desired_cluster(kafka, pools, MODEL), cas=Authorities(authority, replace(authority, cert_generation=0))
+    )
+    running = running_nodes(desired)
+    running[0] = replace(running[0], ca_generations=(0, 0))  # started before the cluster CA's renewal
+    running[1] = replace(running[1], ca_generations=(1, 0))  # already renewed
+    changes = {c.node_id: c for c in node_changes(desired, running, MODEL, "512m")}
+    assert changes[0].reasons == {RestartReason.CA_CERT_HAS_OLD_GENERATION}
+    assert {i: c.action for i, c in changes.items() if i != 0} == dict.fromkeys((1, 2, 3, 4, 5), "none")

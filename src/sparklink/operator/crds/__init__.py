@@ -1,5 +1,5 @@
 """The CRDs the operator serves (kafka.strimzi.io/v1 KafkaConnect, KafkaConnector, KafkaMirrorMaker2, Kafka,
-KafkaNodePool, and core.strimzi.io/v1 StrimziPodSet for the Kubernetes runtime's node pools), as YAML files
+KafkaNodePool, KafkaUser, and core.strimzi.io/v1 StrimziPodSet for the Kubernetes runtime's node pools), as YAML files
 users can `kubectl apply -f`, and a loader for `sparklink operator crds --apply`."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ FILES = (
     "kafkamirrormaker2.yaml",
     "kafka.yaml",
     "kafkanodepool.yaml",
+    "kafkauser.yaml",
     "strimzipodset.yaml",
 )
 

@@ -1,7 +1,9 @@
 """Hosts run the KRaft nodes of a Kafka resource: `kafka_local.LocalKafkaHost` as processes on this
 machine (a platform KafkaCluster with broker-state agents, rolled by sparklink's roller), and
 `kafka_kubernetes.KubernetesKafkaHost` as the objects Strimzi would create in a cluster. The Kafka
-reconciler sees only this protocol: it decides (the pure model), the host acts.
+reconciler sees only this protocol: it decides (the pure model), the host acts. The CAs come with the
+desired cluster (the reconcile keeps them in Secrets); the host gives its nodes certificates from them, and
+gives the operator's own clients (the User Operator's) their settings with `admin`.
 """
 
 from __future__ import annotations
@@ -10,9 +12,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.operator.model.kafka import DesiredCluster, DesiredNode
 from sparklink.operator.model.kafka_changes import NodeChange, RunningNode
 from sparklink.operator.model.resources import Key, Resource
+
+# In `KafkaState.addresses`: where every plain, unauthenticated listener is served (a cluster without
+# listeners of its own, made by an earlier sparklink).
+PLAIN_LISTENERS = "*"
 
 
 @dataclass(frozen=True)
@@ -21,7 +28,7 @@ class KafkaState:
 
     cluster_id: str | None
     nodes: Mapping[int, RunningNode]
-    bootstrap: tuple[tuple[str, int], ...]
+    addresses: Mapping[str, tuple[tuple[str, int], ...]]  # per served listener: where clients reach it
     ready: bool
     detail: str | None = None
     default_heap: str = ""
@@ -67,6 +74,12 @@ class KafkaHost(Protocol):
 
     def remove(self, key: Key) -> None:
         """The resource was deleted: stop its nodes."""
+        ...
+
+    def admin(self, owner: Resource) -> KafkaClientSettings | None:
+        """The operator's own client settings for the cluster (its super-user identity: a certificate from the
+        cluster CA on the mutual-TLS replication listener, as Strimzi's operator connects); None when this
+        operator cannot reach the cluster."""
         ...
 
     def close(self) -> None:

@@ -3,6 +3,9 @@
 Service the nodes resolve each other through, a ConfigMap of settings per node (`<cluster>-<pool>-<id>`),
 and a StrimziPodSet per pool (`<cluster>-<pool>`) holding each node's pod, all owned by the Kafka so the
 garbage collector removes them with it. Every pod spec is checked by the API server (a dry-run create).
+TLS as Strimzi has it (`kafka_kubernetes_tls`): every node's certificate Secret, the trust bundle and the
+operator's certificate Secret, mounted into the pods; listener settings in each node's ConfigMap; the CA
+certificate generations on each pod, so a renewal rolls the pods.
 
 Nothing here runs pods: a StrimziPodSet controller (Strimzi's, or a kubelet-backed one) creates them from the
 sets; a settings change shows as a new `strimzi.io/configuration-hash` on the node's pod, which is what
@@ -11,6 +14,7 @@ such a controller rolls on. Until pods report ready, the Kafka stays NotReady sa
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import logging
 from collections.abc import Sequence
@@ -19,7 +23,10 @@ from typing import Any, cast
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
+from sparklink.clients.settings import KafkaClientSettings
+from sparklink.operator.hosting import kafka_kubernetes_tls as tls
 from sparklink.operator.hosting.kafka import KafkaState, RollReport
+from sparklink.operator.model import certificate_authority as cas
 from sparklink.operator.model.kafka import DesiredCluster, DesiredNode
 from sparklink.operator.model.kafka_changes import NodeChange
 from sparklink.operator.model.resources import Key, Resource
@@ -27,7 +34,8 @@ from sparklink.operator.model.resources import Key, Resource
 log = logging.getLogger("sparklink.operator.hosting")
 
 PODSET_GROUP, PODSET_VERSION, PODSETS = "core.strimzi.io", "v1", "strimzipodsets"
-CONTROL_PLANE_PORT, REPLICATION_PORT, AGENT_PORT = 9090, 9091, 8443
+CONTROL_PLANE_PORT, REPLICATION_PORT, AGENT_PORT = tls.CONTROL_PLANE_PORT, tls.REPLICATION_PORT, 8443
+STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 CONFIG_DIR = "/opt/kafka/custom-config"
 DATA_DIR = "/var/lib/kafka/data"
 
@@ -52,38 +60,38 @@ def pod_dns(kafka: Resource, node: DesiredNode) -> str:
 def node_settings(kafka: Resource, desired: DesiredCluster, node: DesiredNode) -> dict[str, str]:
     """The node's server.properties: the platform's part (ids, listeners, quorum, storage) and the user's."""
     voters = ",".join(f"{n.node_id}@{pod_dns(kafka, n)}:{CONTROL_PLANE_PORT}" for n in desired.nodes if n.controller)
-    listeners, advertised, protocols = [], [], ["CONTROLLER:PLAINTEXT"]
+    listeners, advertised = [], []
     if node.controller:
-        listeners.append(f"CONTROLLER://0.0.0.0:{CONTROL_PLANE_PORT}")
+        listeners.append(f"{tls.CONTROL_PLANE}://0.0.0.0:{CONTROL_PLANE_PORT}")
     if node.broker:
-        listeners.append(f"REPLICATION-{REPLICATION_PORT}://0.0.0.0:{REPLICATION_PORT}")
-        advertised.append(f"REPLICATION-{REPLICATION_PORT}://{pod_dns(kafka, node)}:{REPLICATION_PORT}")
-        protocols.append(f"REPLICATION-{REPLICATION_PORT}:PLAINTEXT")
-        for lst in desired.listeners:
-            if lst.served:
-                name = f"{lst.name.upper()}-{lst.port}"
-                listeners.append(f"{name}://0.0.0.0:{lst.port}")
-                advertised.append(f"{name}://{pod_dns(kafka, node)}:{lst.port}")
-                protocols.append(f"{name}:PLAINTEXT")
+        listeners.append(f"{tls.REPLICATION}://0.0.0.0:{REPLICATION_PORT}")
+        advertised.append(f"{tls.REPLICATION}://{pod_dns(kafka, node)}:{REPLICATION_PORT}")
+        for lst in desired.served_listeners:
+            name = tls.listener_name(lst)
+            listeners.append(f"{name}://0.0.0.0:{lst.port}")
+            advertised.append(f"{name}://{pod_dns(kafka, node)}:{lst.port}")
     settings = {
         "node.id": str(node.node_id),
         "process.roles": node.roles,
         "controller.quorum.voters": voters,
-        "controller.listener.names": "CONTROLLER",
+        "controller.listener.names": tls.CONTROL_PLANE,
         "listeners": ",".join(listeners),
-        "listener.security.protocol.map": ",".join(protocols),
         "log.dirs": f"{DATA_DIR}/kafka-log{node.node_id}",
+        **tls.tls_settings(node.name, node, desired.served_listeners),
     }
     if node.broker:
         settings["advertised.listeners"] = ",".join(advertised)
-        settings["inter.broker.listener.name"] = f"REPLICATION-{REPLICATION_PORT}"
+        settings["inter.broker.listener.name"] = tls.REPLICATION
+    if desired.authorization is not None:
+        settings["authorizer.class.name"] = STANDARD_AUTHORIZER
+        settings["super.users"] = ";".join(tls.super_users(kafka.name, desired))
     return {**settings, **node.config}
 
 
 def desired_objects(kafka: Resource, desired: DesiredCluster, image: str) -> list[dict[str, Any]]:
     """Services, per-node ConfigMaps and per-pool StrimziPodSets for `kafka` (pure; unit-testable)."""
     owner = [kafka.owner_reference(controller=True)]
-    served = [lst for lst in desired.listeners if lst.served]
+    served = desired.served_listeners
     client_ports = [{"name": f"tcp-{lst.name}", "port": lst.port, "targetPort": lst.port} for lst in served]
     selector = {"strimzi.io/cluster": kafka.name, "strimzi.io/kind": "Kafka"}
     objects: list[dict[str, Any]] = [
@@ -161,10 +169,15 @@ def _pod(
         ]
         ports += [
             {"name": f"tcp-{lst.name}", "containerPort": lst.port, "protocol": "TCP"}
-            for lst in desired.listeners
-            if lst.served
+            for lst in desired.served_listeners
         ]
     heap = node.heap or "512m"
+    annotations = {"strimzi.io/configuration-hash": digest}
+    if desired.cas is not None:  # a renewal changes them, which is what a StrimziPodSet controller rolls on
+        annotations[cas.CLUSTER_CA_CERT_GENERATION] = str(desired.cas.cluster.cert_generation)
+        annotations[cas.CLIENTS_CA_CERT_GENERATION] = str(desired.cas.clients.cert_generation)
+        annotations[cas.CLUSTER_CA_KEY_GENERATION] = str(desired.cas.cluster.key_generation)
+    secret_volumes, secret_mounts = tls.volumes(node.name, kafka.name)
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -178,7 +191,7 @@ def _pod(
                 "strimzi.io/controller-role": str(node.controller).lower(),
                 "statefulset.kubernetes.io/pod-name": node.name,
             },
-            "annotations": {"strimzi.io/configuration-hash": digest},
+            "annotations": annotations,
         },
         "spec": {
             "hostname": node.name,
@@ -197,10 +210,15 @@ def _pod(
                     "volumeMounts": [
                         {"name": "data", "mountPath": DATA_DIR},
                         {"name": "config", "mountPath": CONFIG_DIR},
+                        *secret_mounts,
                     ],
                 }
             ],
-            "volumes": [{"name": "data", "emptyDir": {}}, {"name": "config", "configMap": {"name": node.name}}],
+            "volumes": [
+                {"name": "data", "emptyDir": {}},
+                {"name": "config", "configMap": {"name": node.name}},
+                *secret_volumes,
+            ],
         },
     }
 
@@ -228,9 +246,89 @@ class KubernetesKafkaHost:
             if obj["kind"] == "StrimziPodSet":
                 for pod in obj["spec"]["pods"]:  # the API server validates each pod spec, storing nothing
                     self.core.create_namespaced_pod(owner.namespace, pod, dry_run="All")
+        if desired.cas is not None:
+            self._secrets(owner, desired)
         for obj in objects:
             self._apply(owner.namespace, obj)
-        return self.running(owner) or KafkaState(None, {}, (), ready=False, detail="no StrimziPodSet yet")
+        return self.running(owner) or KafkaState(None, {}, {}, ready=False, detail="no StrimziPodSet yet")
+
+    def admin(self, owner: Resource) -> KafkaClientSettings | None:
+        """The operator's certificate on the replication port of the bootstrap Service, once the pods run."""
+        state = self.running(owner)
+        secret = self._read_secret(owner.namespace, tls.operator_secret_name(owner.name))
+        bundle = self._read_secret(owner.namespace, tls.trust_bundle_name(owner.name))
+        if state is None or not state.ready or secret is None or bundle is None:
+            return None
+        return KafkaClientSettings.from_properties(
+            {
+                "bootstrap.servers": f"{owner.name}-kafka-bootstrap.{owner.namespace}.svc:{REPLICATION_PORT}",
+                "security.protocol": "SSL",
+                "ssl.truststore.type": "PEM",
+                "ssl.truststore.certificates": bundle["cluster-ca.crt"].decode(),
+                "ssl.keystore.type": "PEM",
+                "ssl.keystore.certificate.chain": secret[f"{tls.OPERATOR_NAME}.crt"].decode(),
+                "ssl.keystore.key": secret[f"{tls.OPERATOR_NAME}.key"].decode(),
+            }
+        )
+
+    def _secrets(self, owner: Resource, desired: DesiredCluster) -> None:
+        """The trust bundle, each node's certificate and the operator's, as Strimzi keeps them."""
+        assert desired.cas is not None
+        authorities = desired.cas
+        generation = {cas.CLUSTER_CA_CERT_GENERATION: str(authorities.cluster.cert_generation)}
+        ref = [owner.owner_reference(controller=False)]
+        bundle = {"cluster-ca.crt": authorities.cluster.cert_pem, "clients-ca.crt": authorities.clients.cert_pem}
+        self._write_secret(owner, tls.trust_bundle_name(owner.name), bundle, {}, "trust-bundle", ref)
+        for node in desired.nodes:
+            current = self._read_secret_with_annotations(owner.namespace, node.name)
+            data = tls.node_secret_data(owner.name, owner.namespace, node.name, authorities, *current)
+            self._write_secret(owner, node.name, data, generation, f"{owner.name}-{node.pool}", ref)
+        name = tls.operator_secret_name(owner.name)
+        data = tls.operator_secret_data(authorities, *self._read_secret_with_annotations(owner.namespace, name))
+        self._write_secret(owner, name, data, generation, "strimzi", ref)
+
+    def _read_secret(self, namespace: str, name: str) -> dict[str, bytes] | None:
+        return self._read_secret_with_annotations(namespace, name)[0]
+
+    def _read_secret_with_annotations(
+        self, namespace: str, name: str
+    ) -> tuple[dict[str, bytes] | None, dict[str, str]]:
+        try:
+            found = self.core.read_namespaced_secret(name, namespace)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None, {}
+            raise
+        annotations = dict((found.metadata.annotations if found.metadata else None) or {})
+        return {k: base64.b64decode(v) for k, v in (found.data or {}).items()}, annotations
+
+    def _write_secret(
+        self,
+        owner: Resource,
+        name: str,
+        data: dict[str, bytes],
+        annotations: dict[str, str],
+        component: str,
+        refs: list[dict[str, Any]],
+    ) -> None:
+        body: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "Opaque",
+            "metadata": {
+                "name": name,
+                "labels": labels(owner, component),
+                "annotations": annotations,
+                "ownerReferences": refs,
+            },
+            "data": {k: base64.b64encode(v).decode() for k, v in data.items()},
+        }
+        current, current_annotations = self._read_secret_with_annotations(owner.namespace, name)
+        if current is None:
+            self.core.create_namespaced_secret(owner.namespace, cast(Any, body))
+            log.info("created Secret %s/%s", owner.namespace, name)
+        elif current != data or current_annotations != annotations:
+            self.core.replace_namespaced_secret(name, owner.namespace, cast(Any, body))
 
     def roll(self, owner: Resource, desired: DesiredCluster, changes: Sequence[NodeChange]) -> RollReport:
         return RollReport(False, reason="RuntimeException", message="pods are rolled by their StrimziPodSet controller")
@@ -251,10 +349,17 @@ class KubernetesKafkaHost:
         ready = sum(int((s.get("status") or {}).get("readyPods") or 0) for s in podsets)
         total = sum(len(s["spec"].get("pods", [])) for s in podsets)
         detail = f"{ready} of {total} pods ready; their StrimziPodSets wait for a controller and kubelets to run them"
+        listeners = owner.spec.get("kafka", {}).get("listeners") or []
+        service = f"{owner.name}-kafka-bootstrap.{owner.namespace}.svc"
+        addresses = {
+            str(lst["name"]): ((service, int(lst["port"])),)
+            for lst in listeners
+            if isinstance(lst, dict) and isinstance(lst.get("port"), int) and lst.get("name")
+        }
         return KafkaState(
             None,
             {},
-            ((f"{owner.name}-kafka-bootstrap.{owner.namespace}.svc", 9092),),
+            addresses,
             ready=total > 0 and ready == total,
             detail=detail,
             node_ids=ids,

@@ -36,11 +36,19 @@ from sparklink.operator.model.resources import (
     KAFKA_CONNECTOR,
     KAFKA_MIRROR_MAKER_2,
     KAFKA_NODE_POOL,
+    KAFKA_USER,
     PLURALS,
     Key,
     Resource,
 )
-from sparklink.operator.reconcile import kafka, kafka_connect, kafka_connector, kafka_node_pool, mirror_maker_2
+from sparklink.operator.reconcile import (
+    kafka,
+    kafka_connect,
+    kafka_connector,
+    kafka_node_pool,
+    kafka_user,
+    mirror_maker_2,
+)
 from sparklink.operator.reconcile.context import Deps, ReconcileResult
 from sparklink.roller.model import RollerSettings
 
@@ -52,6 +60,7 @@ RECONCILERS: dict[str, Callable[[Deps, Key], ReconcileResult]] = {
     KAFKA_MIRROR_MAKER_2: mirror_maker_2.reconcile,
     KAFKA: kafka.reconcile,
     KAFKA_NODE_POOL: kafka_node_pool.reconcile,
+    KAFKA_USER: kafka_user.reconcile,
 }
 # A reconcile that raised (API server or Connect unreachable, ...) is retried after this long.
 ERROR_RETRY_SECONDS = 5.0

@@ -4,11 +4,13 @@ What it writes to users' objects is exactly what Strimzi writes: `/status` (one 
 replaces the whole status, so fields that went away really go), and the removal of a restart or
 offsets annotation the operator acted on, only while it still holds the value acted on (checked on a
 fresh read, and the patch applies to that version only), so a user's newer request is never lost.
-ConfigMaps for listed offsets keep their other keys, labels and owners.
+ConfigMaps for listed offsets keep their other keys, labels and owners. Secrets the operator owns (a Kafka's
+CAs, a KafkaUser's credentials) are written whole, as Strimzi's SecretOperator reconciles them.
 """
 
 from __future__ import annotations
 
+import base64
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -18,7 +20,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
-from sparklink.operator.model.resources import GROUP, PLURALS, VERSION, Key, Resource
+from sparklink.operator.model.resources import GROUP, PLURALS, VERSION, Key, Resource, Secret
 
 log = logging.getLogger("sparklink.operator")
 JSON_PATCH = "application/json-patch+json"
@@ -176,3 +178,77 @@ class KubeStore:
                 if exc.status != 409:  # 409: changed since we read it; read again
                     raise
         raise RuntimeError(f"ConfigMap {owner.namespace}/{name} kept changing while the offsets were written")
+
+    def secret(self, namespace: str, name: str) -> Secret | None:
+        try:
+            found = self.core.read_namespaced_secret(name, namespace)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        meta = found.metadata
+        assert meta is not None
+        return Secret(
+            namespace,
+            name,
+            {k: base64.b64decode(v) for k, v in (found.data or {}).items()},
+            dict(meta.labels or {}),
+            dict(meta.annotations or {}),
+            tuple(self.api.sanitize_for_serialization(o) for o in (meta.owner_references or [])),
+        )
+
+    def apply_secret(self, secret: Secret) -> bool:
+        body: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "Opaque",
+            "metadata": {
+                "name": secret.name,
+                "namespace": secret.namespace,
+                "labels": dict(secret.labels),
+                "annotations": dict(secret.annotations),
+                "ownerReferences": [dict(o) for o in secret.owner_references],
+            },
+            "data": {k: base64.b64encode(v).decode() for k, v in secret.data.items()},
+        }
+        for _attempt in range(5):
+            current = self.secret(secret.namespace, secret.name)
+            if current is None:
+                try:
+                    self.core.create_namespaced_secret(secret.namespace, cast(Any, body))
+                    return True
+                except ApiException as exc:
+                    if exc.status == 409:  # created meanwhile: replace it
+                        continue
+                    raise
+            if _same_secret(current, secret):
+                return False
+            fresh = self.core.read_namespaced_secret(secret.name, secret.namespace)
+            assert fresh.metadata is not None
+            body["metadata"]["resourceVersion"] = fresh.metadata.resource_version
+            try:
+                self.core.replace_namespaced_secret(secret.name, secret.namespace, cast(Any, body))
+                return True
+            except ApiException as exc:
+                if exc.status != 409:  # 409: changed since we read it; read again
+                    raise
+        raise RuntimeError(f"Secret {secret.namespace}/{secret.name} kept changing while the operator wrote it")
+
+    def delete_secret(self, namespace: str, name: str) -> None:
+        try:
+            self.core.delete_namespaced_secret(name, namespace)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+
+
+def _same_secret(current: Secret, desired: Secret) -> bool:
+    def owners(s: Secret) -> list[tuple[object, ...]]:
+        return sorted((o.get("kind"), o.get("name"), o.get("uid"), o.get("controller")) for o in s.owner_references)
+
+    return (
+        dict(current.data) == dict(desired.data)
+        and dict(current.labels) == dict(desired.labels)
+        and dict(current.annotations) == dict(desired.annotations)
+        and owners(current) == owners(desired)
+    )

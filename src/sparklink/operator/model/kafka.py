@@ -12,7 +12,12 @@ As in Strimzi (KRaft, node pools only):
 - node names are Strimzi's pod names, `<cluster>-<pool>-<id>`, so roller messages read the same;
 - `strimzi.io/manual-rolling-update: "true"` asks for a rolling restart. Strimzi reads it on pods and
   StrimziPodSets; without pods, sparklink reads it on a KafkaNodePool (its nodes) and on the Kafka (all).
-Listeners with TLS or authentication are not served by sparklink's local clusters (Warning); plain ones are.
+- listeners: plain or `tls: true`, without authentication or with Strimzi's `tls` (mutual TLS, clients CA) or
+  `scram-sha-512`; names and ports unique, `tls` authentication only on a TLS listener (Strimzi's
+  ListenersValidator messages). `custom` authentication is not served (Warning);
+- `spec.kafka.authorization: {type: simple, superUsers}`: Kafka's StandardAuthorizer, the given principals
+  super users besides the cluster's own (hosts add those, as Strimzi adds its brokers' and operator's).
+The CAs (`certificate_authority`) come in from the reconcile, which keeps them in Secrets.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparklink.operator.model import kafka_config
+from sparklink.operator.model.certificate_authority import Authorities
 from sparklink.operator.model.conditions import REASON_INVALID_RESOURCE, Condition, ReconcileFailure, warning
 from sparklink.operator.model.kafka_config import ConfigModel
 from sparklink.operator.model.resources import Resource
@@ -30,11 +36,14 @@ from sparklink.operator.model.resources import Resource
 MANUAL_ROLLING_UPDATE = "strimzi.io/manual-rolling-update"
 ROLES = ("broker", "controller")
 UNSUPPORTED_FIELDS = (
-    ("entityOperator", "topics and users are not managed"),
     ("cruiseControl", "partitions are not rebalanced"),
     ("kafkaExporter", "no exporter runs"),
 )
+SERVED_AUTHENTICATION = ("tls", "scram-sha-512")
+FORBIDDEN_PORTS = (8443, 9090, 9091, 9404, 9999)  # Strimzi's own (agent, control plane, replication, metrics, JMX)
+SIMPLE_AUTHORIZATION = "simple"
 _HEAP = re.compile(r"^[0-9]+[mMgG]?$")
+_PRINCIPAL = re.compile(r"[^;\x00-\x1f\x7f]+")
 
 
 @dataclass(frozen=True)
@@ -47,8 +56,19 @@ class Listener:
 
     @property
     def served(self) -> bool:
-        """Plain, unauthenticated listeners are served; the others would need what local clusters lack."""
-        return not self.tls and self.authentication is None
+        """Listeners without authentication, with mutual TLS or with SCRAM-SHA-512 are served; `custom`
+        authentication would need a login module sparklink does not run."""
+        return self.authentication is None or self.authentication in SERVED_AUTHENTICATION
+
+
+@dataclass(frozen=True)
+class Authorization:
+    """`type: simple`: the StandardAuthorizer; `super_users` as the user wrote them (`CN=my-user`, `my-user`)."""
+
+    super_users: tuple[str, ...] = ()
+
+    def principals(self) -> list[str]:
+        return [f"User:{u}" for u in self.super_users]
 
 
 @dataclass(frozen=True)
@@ -92,6 +112,12 @@ class DesiredCluster:
     heap: str | None = None
     config: Mapping[str, str] = field(default_factory=dict)
     metadata_version: str | None = None  # set in spec.kafka.metadataVersion (resolved to a full version)
+    authorization: Authorization | None = None
+    cas: Authorities | None = None  # the CAs, as the reconcile keeps them in Secrets (None: not known yet)
+
+    @property
+    def served_listeners(self) -> tuple[Listener, ...]:
+        return tuple(lst for lst in self.listeners if lst.served)
 
     def node(self, node_id: int) -> DesiredNode:
         return next(n for n in self.nodes if n.node_id == node_id)
@@ -154,16 +180,23 @@ def desired_cluster(
             name = f"{kafka.name}-{pool.name}-{node_id}"
             nodes.append(DesiredNode(node_id, pool.name, name, broker, controller, node_config, pool.heap or heap))
     listeners = _listeners(spec.get("listeners"), ref)
+    if not any(lst.served for lst in listeners):
+        raise invalid(
+            f"Kafka {ref} has no listener sparklink can serve: add one without authentication or with "
+            f"authentication type {' or '.join(SERVED_AUTHENTICATION)}"
+        )
     notes += [
         warning(
             "UnsupportedListener",
-            f"Listener '{lst.name}' (port {lst.port}) uses {'TLS' if lst.tls else 'authentication'}, which "
-            "sparklink's local clusters do not offer yet; it is not served. Use a listener with tls: false.",
+            f"Listener '{lst.name}' (port {lst.port}) uses {lst.authentication} authentication, which sparklink "
+            f"does not serve; it is not served. Use authentication type {' or '.join(SERVED_AUTHENTICATION)}.",
         )
         for lst in listeners
         if not lst.served
     ]
-    notes += _unsupported(kafka.spec, spec)
+    authorization, authorization_notes = _authorization(spec.get("authorization"), ref)
+    notes += authorization_notes
+    notes += _unsupported(kafka.spec)
     version = spec.get("version")
     if kafka_version and isinstance(version, str) and version != kafka_version:
         notes.append(
@@ -192,6 +225,7 @@ def desired_cluster(
         heap=heap,
         config=config,
         metadata_version=metadata_version,
+        authorization=authorization,
     )
 
 
@@ -340,29 +374,70 @@ def _listeners(raw: Any, ref: str) -> tuple[Listener, ...]:
                 name=str(item["name"]),
                 port=int(item["port"]),
                 type=str(item.get("type", "internal")),
-                tls=bool(item.get("tls", False)),
+                tls=item.get("tls") is True,
                 authentication=str(auth.get("type")) if isinstance(auth, Mapping) else None,
             )
         )
+    errors = _listener_errors(out)
+    if errors:
+        raise invalid(f"Listener configuration is not valid: [{', '.join(errors)}]")
     return tuple(out)
+
+
+def _listener_errors(listeners: Sequence[Listener]) -> list[str]:
+    """Strimzi's ListenersValidator, for what applies to listeners sparklink serves."""
+    errors = []
+    if len({lst.name for lst in listeners}) != len(listeners):
+        errors.append("every listener needs to have a unique name")
+    if len({lst.port for lst in listeners}) != len(listeners):
+        errors.append("every listener needs to have a unique port number")
+    errors += [f"port {lst.port} is forbidden and cannot be used" for lst in listeners if lst.port in FORBIDDEN_PORTS]
+    errors += [
+        f"listener {lst.name} cannot use tls type authentication with disabled TLS encryption"
+        for lst in listeners
+        if lst.authentication == "tls" and not lst.tls
+    ]
+    return errors
+
+
+def _authorization(raw: Any, ref: str) -> tuple[Authorization | None, list[Condition]]:
+    if raw is None:
+        return None, []
+    kind = raw.get("type") if isinstance(raw, Mapping) else None
+    if kind != SIMPLE_AUTHORIZATION:
+        return None, [
+            warning(
+                "UnsupportedField",
+                f"spec.kafka.authorization of type {kind} is not supported by sparklink and was ignored: no "
+                "authorizer runs. Use type simple (Kafka's StandardAuthorizer with ACLs).",
+            )
+        ]
+    users = raw.get("superUsers") or []
+    if not isinstance(users, list) or not all(isinstance(u, str) and _PRINCIPAL.fullmatch(u) for u in users):
+        raise invalid(
+            f"Kafka {ref} has invalid spec.kafka.authorization.superUsers: each must be a user name or a "
+            "certificate subject (CN=...), without ';' or control characters"
+        )
+    return Authorization(tuple(users)), []
 
 
 def _forbidden(option: str, where: str) -> Condition:
     return warning("ForbiddenConfigOption", f'Configuration option "{option}" is forbidden in {where} and was ignored')
 
 
-def _unsupported(spec: Mapping[str, Any], kafka_spec: Mapping[str, Any]) -> list[Condition]:
+def _unsupported(spec: Mapping[str, Any]) -> list[Condition]:
     notes = [
         warning("UnsupportedField", f"spec.{name} is not supported by sparklink yet and was ignored: {effect}.")
         for name, effect in UNSUPPORTED_FIELDS
         if spec.get(name) is not None
     ]
-    if kafka_spec.get("authorization") is not None:
+    entity = spec.get("entityOperator")
+    if isinstance(entity, Mapping) and entity.get("topicOperator") is not None:
         notes.append(
             warning(
                 "UnsupportedField",
-                "spec.kafka.authorization is not supported by sparklink yet and was ignored: clients are not "
-                "authorized, and the cluster listens on loopback only.",
+                "spec.entityOperator.topicOperator is not supported by sparklink yet and was ignored: KafkaTopics "
+                "are not managed. (KafkaUsers are: the operator itself runs Strimzi's User Operator.)",
             )
         )
     return notes

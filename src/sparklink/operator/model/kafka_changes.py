@@ -7,7 +7,10 @@ compared with the settings file the node started with, through the roller's conf
 model says so) is a dynamic update; any other change, a removed option, or a new heap is a restart. The
 roller then acts on it: restarts for the reasons given here, and it applies dynamic updates itself after
 comparing with what the broker reports. A controller-only node is always restarted: the roller updates
-settings through the brokers' Admin API only.
+settings through the brokers' Admin API only. A node whose certificates come from an older generation of
+the cluster or clients CA certificate (a renewal) restarts once to load new ones (Strimzi's
+CA_CERT_HAS_OLD_GENERATION); a node whose generations are not known is left alone, as Strimzi leaves a pod
+without the generation annotations.
 
 Scaling: adding broker-only nodes is safe (they start empty); adding or removing controllers would change
 the quorum's voters, and removing brokers would need their partitions moved first - neither is done, and
@@ -42,6 +45,7 @@ class RunningNode:
     alive: bool = True
     ready: bool = True
     pool: str | None = None
+    ca_generations: tuple[int, int] | None = None  # (cluster CA, clients CA) certificate generations it runs
 
 
 @dataclass(frozen=True)
@@ -70,7 +74,12 @@ def desired_settings(node: DesiredNode, running: RunningNode) -> dict[str, str]:
 
 
 def node_change(
-    node: DesiredNode, running: RunningNode, model: ConfigModel, default_heap: str, manual: bool = False
+    node: DesiredNode,
+    running: RunningNode,
+    model: ConfigModel,
+    default_heap: str,
+    manual: bool = False,
+    ca_generations: tuple[int, int] | None = None,
 ) -> NodeChange:
     want = desired_settings(node, running)
     started = running.started or {}
@@ -85,6 +94,8 @@ def node_change(
         reasons.add(RestartReason.CONFIG_CHANGE_REQUIRES_RESTART)
     if (node.heap or default_heap) != running.heap:
         reasons.add(RestartReason.POD_HAS_OLD_REVISION)
+    if None not in (ca_generations, running.ca_generations) and ca_generations != running.ca_generations:
+        reasons.add(RestartReason.CA_CERT_HAS_OLD_GENERATION)
     action = "restart" if reasons else "reconfigure" if diff.changes else "none"
     return NodeChange(
         node.node_id,
@@ -102,11 +113,19 @@ def node_changes(
 ) -> list[NodeChange]:
     """One change per desired node that runs (nodes still to be added or removed are `scaling`'s)."""
     manual = desired.manual_roll_nodes()
+    generations = ca_generations(desired)
     return [
-        node_change(node, running[node.node_id], model, default_heap, node.node_id in manual)
+        node_change(node, running[node.node_id], model, default_heap, node.node_id in manual, generations)
         for node in desired.nodes
         if node.node_id in running and _same_roles(node, running[node.node_id])
     ]
+
+
+def ca_generations(desired: DesiredCluster) -> tuple[int, int] | None:
+    """The (cluster CA, clients CA) certificate generations every node should run with."""
+    if desired.cas is None:
+        return None
+    return desired.cas.cluster.cert_generation, desired.cas.clients.cert_generation
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,14 @@ KAFKA_CONNECTOR = "KafkaConnector"
 KAFKA_MIRROR_MAKER_2 = "KafkaMirrorMaker2"
 KAFKA = "Kafka"
 KAFKA_NODE_POOL = "KafkaNodePool"
+KAFKA_USER = "KafkaUser"
 PLURALS = {
     KAFKA_CONNECT: "kafkaconnects",
     KAFKA_CONNECTOR: "kafkaconnectors",
     KAFKA_MIRROR_MAKER_2: "kafkamirrormaker2s",
     KAFKA: "kafkas",
     KAFKA_NODE_POOL: "kafkanodepools",
+    KAFKA_USER: "kafkausers",
 }
 
 
@@ -87,6 +89,23 @@ class Resource:
             "blockOwnerDeletion": True,
             "controller": controller,
         }
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A Kubernetes Secret as the operator reads and writes it: `data` decoded (the API's base64 is the
+    store's business), and the metadata Strimzi sets on the Secrets it owns."""
+
+    namespace: str
+    name: str
+    data: Mapping[str, bytes] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    owner_references: tuple[Mapping[str, Any], ...] = ()
+
+    def text(self, key: str) -> str | None:
+        value = self.data.get(key)
+        return None if value is None else value.decode("utf-8", errors="replace")
 
 
 def config_value(value: Any) -> str:

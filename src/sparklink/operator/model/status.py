@@ -74,6 +74,7 @@ class ListenerStatus:
     name: str
     addresses: Sequence[ListenerAddress]
     bootstrap_servers: str
+    certificates: Sequence[str] | None = None  # TLS listeners: the cluster CA's certificate (PEM)
 
     @classmethod
     def from_json(cls, raw: object) -> ListenerStatus | None:
@@ -84,7 +85,8 @@ class ListenerStatus:
             for a in _list(raw.get("addresses"))
             if isinstance(a, Mapping) and isinstance(a.get("host"), str) and isinstance(a.get("port"), int)
         ]
-        return cls(raw["name"], addresses, _str(raw.get("bootstrapServers")) or "")
+        certificates = [c for c in _list(raw.get("certificates")) if isinstance(c, str)] or None
+        return cls(raw["name"], addresses, _str(raw.get("bootstrapServers")) or "", certificates)
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,12 @@ class KafkaStatus(Status):
             kafka_version=_str(raw.get("kafkaVersion")),
             kafka_metadata_version=_str(raw.get("kafkaMetadataVersion")),
         )
+
+
+@dataclass(frozen=True, kw_only=True)
+class KafkaUserStatus(Status):
+    username: str | None = None
+    secret: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,10 +9,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.operator.clock import Clock, timestamp
 from sparklink.operator.connect_client import ConnectClient
 from sparklink.operator.hosting import WorkerHost
 from sparklink.operator.hosting.kafka import KafkaHost
+from sparklink.operator.hosting.kafka_user_admin import UserAdmin
 from sparklink.operator.metrics import OperatorMetrics
 from sparklink.operator.model.autorestart import BackOff
 from sparklink.operator.model.conditions import stamped, without_timestamps
@@ -63,6 +65,8 @@ class Deps:
     kafka_model: Callable[[], ConfigModel] = load_config_model
     # `<cluster>-kafka-bootstrap:<port>` -> the real address of a Kafka this operator runs locally
     resolve_bootstrap: bool = False
+    # The User Operator's Admin API client for a Kafka, given the operator's own settings for it.
+    user_admin: Callable[[KafkaClientSettings], UserAdmin] = UserAdmin
 
     def __post_init__(self) -> None:
         self.connectors = ConnectorReconciler(self.store, self.clock, self.backoff, self.metrics)

@@ -2,24 +2,26 @@
 manual rolling update is asked for, and write the status of the Kafka and of each of its pools.
 
 Order, as in Strimzi's KafkaReconciler: validate (the pure model; an invalid Kafka or pool is NotReady and
-nothing that runs is touched) -> create or adopt the nodes, start the ones that died, add brokers ->
-the per-node changes (dynamic update or restart) -> one roll through the runtime (sparklink's KafkaRoller:
-controllers first, the active controller last, availability and quorum checks, never a broker in log
-recovery) -> remove the manual-rolling-update annotations it acted on -> status.
+nothing that runs is touched) -> the cluster and clients CAs in their Secrets (`kafka_ca`: created, renewed)
+-> create or adopt the nodes, start the ones that died, add brokers -> the per-node changes (dynamic update,
+restart, or a restart for certificates of an older CA generation) -> one roll through the runtime
+(sparklink's KafkaRoller: controllers first, the active controller last, availability and quorum checks,
+never a broker in log recovery) -> remove the manual-rolling-update annotations it acted on -> status.
 Status: Ready, or NotReady with the roller's problem (UnforceableProblem, ...) and message; Warnings;
-observedGeneration, listeners (the served ones, with their real addresses), kafkaNodePools, clusterId,
-kafkaVersion, kafkaMetadataVersion, operatorLastSuccessfulVersion. Each pool: nodeIds, roles, replicas,
-clusterId, labelSelector, observedGeneration and its Warnings.
+observedGeneration, listeners (the served ones, with their real addresses and, for TLS ones, the cluster CA's
+certificate), kafkaNodePools, clusterId, kafkaVersion, kafkaMetadataVersion, operatorLastSuccessfulVersion.
+Each pool: nodeIds, roles, replicas, clusterId, labelSelector, observedGeneration and its Warnings. When the
+Kafka's status changes its KafkaUsers are looked at again (they need its listeners, CAs and readiness).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from sparklink import __version__
-from sparklink.operator.hosting.kafka import KafkaState
+from sparklink.operator.hosting.kafka import PLAIN_LISTENERS, KafkaState
 from sparklink.operator.model import kafka as model
 from sparklink.operator.model.conditions import Condition, ReconcileFailure, not_ready, ready, warning
 from sparklink.operator.model.kafka_changes import node_changes, scaling
@@ -29,6 +31,7 @@ from sparklink.operator.model.resources import (
     KAFKA_CONNECT,
     KAFKA_MIRROR_MAKER_2,
     KAFKA_NODE_POOL,
+    KAFKA_USER,
     Key,
     Resource,
 )
@@ -39,6 +42,7 @@ from sparklink.operator.model.status import (
     ListenerStatus,
     UsedNodePoolStatus,
 )
+from sparklink.operator.reconcile import kafka_ca
 from sparklink.operator.reconcile.context import Deps, ReconcileResult
 
 log = logging.getLogger("sparklink.operator")
@@ -69,11 +73,13 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
         desired = model.desired_cluster(
             kafka, pools, config_model, running.pool_ids() if running else None, config_model.version
         )
+        cas, ca_notes = kafka_ca.reconcile_cas(deps.store, kafka, deps.clock.now())
     except ReconcileFailure as exc:
         log.warning("%s: %s", key, exc.message)
         return _fail(deps, kafka, result, not_ready(exc.reason, exc.message))
+    desired = dataclasses.replace(desired, cas=cas)
 
-    notes: list[Condition] = list(desired.warnings)
+    notes: list[Condition] = [*desired.warnings, *ca_notes]
     if running is None:
         state = runtime.ensure(kafka, desired, desired.nodes)
     else:
@@ -106,6 +112,8 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
     if render(status).get("listeners") != kafka.status.get("listeners"):
         result.also = _clients(deps, key)  # they may reach this cluster by its bootstrap name
     result.status_written = deps.write_status(kafka, status)
+    if result.status_written:
+        result.also += [u.key for u in deps.store.list(KAFKA_USER, key.namespace, {CLUSTER_LABEL: key.name})]
     return result
 
 
@@ -130,7 +138,7 @@ def _status(
     return KafkaStatus(
         conditions=conditions,
         observed_generation=kafka.generation,
-        listeners=listeners_status(desired.listeners, state.bootstrap),
+        listeners=listeners_status(desired, state.addresses),
         kafka_node_pools=[UsedNodePoolStatus(p.name) for p in sorted(desired.pools, key=lambda p: p.name)],
         cluster_id=state.cluster_id,
         kafka_version=config_model.version or None,
@@ -141,13 +149,22 @@ def _status(
     )
 
 
-def listeners_status(listeners: Sequence[model.Listener], bootstrap: Sequence[tuple[str, int]]) -> list[ListenerStatus]:
-    """Each served listener with the brokers' real addresses (Strimzi: the bootstrap Service's)."""
-    if not bootstrap:
-        return []
-    addresses = [ListenerAddress(host, port) for host, port in bootstrap]
-    servers = ",".join(f"{host}:{port}" for host, port in bootstrap)
-    return [ListenerStatus(lst.name, addresses, servers) for lst in listeners if lst.served]
+def listeners_status(
+    desired: model.DesiredCluster, addresses: Mapping[str, Sequence[tuple[str, int]]]
+) -> list[ListenerStatus]:
+    """Each served listener with its real addresses (Strimzi: the bootstrap Service's) and, on a TLS listener,
+    the certificate clients trust (the cluster CA's), as Strimzi's KafkaListenersReconciler sets them."""
+    out = []
+    ca_cert = desired.cas.cluster.cert_pem.decode() if desired.cas else None
+    for lst in desired.served_listeners:
+        plain = not lst.tls and lst.authentication is None
+        found = addresses.get(lst.name) or (addresses.get(PLAIN_LISTENERS, ()) if plain else ())
+        if not found:
+            continue
+        servers = ",".join(f"{host}:{port}" for host, port in found)
+        certificates = [ca_cert] if lst.tls and ca_cert else None
+        out.append(ListenerStatus(lst.name, [ListenerAddress(h, p) for h, p in found], servers, certificates))
+    return out
 
 
 def _write_pool_status(deps: Deps, pool: model.Pool, desired: model.DesiredCluster, state: KafkaState) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from sparklink.operator.model.resources import Key, Resource
+from sparklink.operator.model.resources import Key, Resource, Secret
 
 
 class Store(Protocol):
-    """The Kubernetes side: resources, their status, their annotations, and ConfigMaps."""
+    """The Kubernetes side: resources, their status, their annotations, ConfigMaps and Secrets."""
 
     def get(self, key: Key) -> Resource | None: ...
 
@@ -33,4 +33,17 @@ class Store(Protocol):
     ) -> None:
         """Create the ConfigMap or update one key of it, keeping its other keys, labels and owners and
         adding `owner` as a (non-controller) owner when it is not one yet."""
+        ...
+
+    def secret(self, namespace: str, name: str) -> Secret | None:
+        """The Secret, its data decoded; None when it does not exist."""
+        ...
+
+    def apply_secret(self, secret: Secret) -> bool:
+        """Create the Secret, or replace its labels, annotations, owners and data with these (as Strimzi's
+        reconcile of a Secret it owns does: an annotation it did not write goes); True when anything changed."""
+        ...
+
+    def delete_secret(self, namespace: str, name: str) -> None:
+        """Delete the Secret (nothing when it does not exist)."""
         ...

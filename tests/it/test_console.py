@@ -64,8 +64,8 @@ def console(kafka: KafkaCluster, spark: Any, tmp_path_factory: pytest.TempPathFa
         worker.stop()
 
 
-def _create(client: httpx.Client, url: str, name: str, config: dict[str, str]) -> None:
-    response = client.post(f"{url}/connectors", json={"name": name, "config": config})
+def _create(client: httpx.Client, url: str, name: str, config: dict[str, str], state: str = "RUNNING") -> None:
+    response = client.post(f"{url}/connectors", json={"name": name, "config": config, "initial_state": state})
     assert response.status_code == 201, response.text
 
 
@@ -79,14 +79,17 @@ def test_the_console_shows_the_connectors_and_restarts_a_failed_task_with_a_clic
     from playwright.sync_api import expect
 
     topic, blocker, written = unique("console"), tmp_path / "blocked", tmp_path / "blocked" / "out.txt"
-    blocker.write_text("a file where the sink needs a directory")
+    blocker.mkdir()  # the sink is accepted only for a file in a directory that exists
     create_topic(console.worker.config.bootstrap_servers, topic)
     with console.client() as client:
         gen = {"connector.class": "datagen", "topic": topic, "records.per.second": "5", "sparklink.realtime": "false"}
         _create(client, console.url, "ui-gen", gen)
-        _create(
-            client, console.url, "ui-sink", {"connector.class": "FileStreamSink", "topics": topic, "file": str(written)}
-        )
+        sink = {"connector.class": "FileStreamSink", "topics": topic, "file": str(written)}
+        _create(client, console.url, "ui-sink", sink, state="PAUSED")
+        # Then a file takes the directory's place: the task's start refuses the path and the task fails.
+        blocker.rmdir()
+        blocker.write_text("a file where the sink needs a directory")
+        assert client.put(f"{console.url}/connectors/ui-sink/resume").status_code == 202
         wait_for(lambda: _task_state(client, console.url, "ui-sink") == "FAILED", 120, "the sink's task FAILED")
 
     context = browser.new_context(
@@ -112,6 +115,7 @@ def test_the_console_shows_the_connectors_and_restarts_a_failed_task_with_a_clic
         page.screenshot(path=str(tmp_path / "2-failed-task.png"), full_page=True)
 
         blocker.unlink()  # what failed the task is gone: a restart now runs
+        blocker.mkdir()
         row.get_by_role("button", name="Restart task 0").click()
         expect(page.locator("#message")).to_contain_text("accepted")
         expect(row.locator(".task-state > span")).to_have_text("RUNNING", timeout=120_000)
@@ -128,6 +132,7 @@ def test_the_console_shows_the_connectors_and_restarts_a_failed_task_with_a_clic
         finally:  # the keyboard test expects its connector to be the only one
             for name in ("ui-gen", "ui-sink"):
                 client.delete(f"{console.url}/connectors/{name}")
+            wait_for(lambda: client.get(f"{console.url}/connectors").json() == [], 60, "both connectors deleted")
     # A Content-Security-Policy violation, a failed request or a script error would be here.
     assert errors == []
 

@@ -118,8 +118,6 @@ def observed(
         produce(kafka, setup.mirrored, [{"value": f"m{i}".encode()} for i in range(MIRRORED)])
         commit(kafka, setup.group, {(setup.mirrored, 0): MIRRORED - 10})
 
-        blocker = tmp / "blocked"
-        blocker.write_text("a file where the sink wants a directory")
         _post(
             worker.url,
             "gen",
@@ -144,7 +142,8 @@ def observed(
                 "errors.deadletterqueue.topic.replication.factor": "1",
             },
         )
-        _post(worker.url, "broken", {**sink, "file": str(blocker / "out.txt")})
+        # A full disk (/dev/full refuses every write): the broken sink's task fails on its first batch.
+        _post(worker.url, "broken", {**sink, "file": "/dev/full"})
         base = mirror_config(kafka, target_kafka, setup.alias, topics=setup.mirrored, **{"sparklink.realtime": "false"})
         _post(worker.url, setup.mirror, {**base, "connector.class": SOURCE})
         checkpoint = {

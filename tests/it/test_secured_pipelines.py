@@ -312,6 +312,7 @@ def test_kill_9_of_a_sasl_ssl_worker_moves_its_tasks_and_loses_no_record(
     topic, total = unique("sec-failover"), 600
     create_topic(secured_kafka.settings(*SCRAM), topic, partitions=2)
     sink_file = tmp_path / "sink" / "records.txt"
+    sink_file.parent.mkdir()  # connectors write only into a directory that exists
     create(first.url, "fo-source", datagen(topic, total, tasks=2, rate=30))
     create(
         second.url, "fo-sink", {"connector.class": FILE_SINK, "file": str(sink_file), "topics": topic, "tasks.max": "2"}

@@ -39,6 +39,9 @@ def worker(kafka: KafkaCluster, tmp_path_factory: pytest.TempPathFactory) -> Ite
         process.stop()
 
 
+FULL_DISK = "/dev/full"
+
+
 def test_a_tasks_log_lines_carry_its_context_from_python_and_from_the_jvm(
     kafka: KafkaCluster, worker: WorkerProcess, tmp_path: Path
 ) -> None:
@@ -48,9 +51,8 @@ def test_a_tasks_log_lines_carry_its_context_from_python_and_from_the_jvm(
     for i in range(10):
         producer.produce(topic, value=f"line {i}".encode())
     assert producer.flush(30) == 0
-    blocker = tmp_path / "blocked"
-    blocker.write_text("a file where the sink needs a directory")
-    config = {"connector.class": "FileStreamSink", "topics": topic, "file": str(blocker / "out.txt")}
+    # A full disk (/dev/full refuses every write): the sink's writer fails in the executor's JVM.
+    config = {"connector.class": "FileStreamSink", "topics": topic, "file": FULL_DISK}
     response = httpx.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=60)
     assert response.status_code == 201, response.text
 

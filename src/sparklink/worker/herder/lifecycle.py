@@ -18,7 +18,7 @@ from sparklink.api.errors import ConnectError
 from sparklink.api.states import State, TargetState
 from sparklink.api.task_config import CONNECTOR_CLASS
 from sparklink.clients.secrets import redact, secret_values
-from sparklink.worker import redaction
+from sparklink.worker import log_context, redaction
 from sparklink.worker.herder import restarts, validation
 from sparklink.worker.herder.runner import ConnectorRunner
 from sparklink.worker.plugins import Plugins
@@ -84,7 +84,8 @@ class Lifecycle:
             self.put_status(name, None, State.STOPPED)
             return False
         types = validation.declared_types(self.plugins, config)
-        log.info("starting connector %s with config %s", name, redact(config, types))
+        with log_context.connector_context(name):  # Connect logs the connector's config in its context
+            log.info("starting connector %s with config %s", name, redact(config, types))
         for undeclared in self.providers.undeclared(config):
             log.warning(
                 "connector %s: %s names a config provider this worker does not declare (config.providers); "

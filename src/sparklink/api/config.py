@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import javaproperties
+
 ConfigType = Literal["STRING", "INT", "LONG", "BOOLEAN", "LIST", "CLASS", "PASSWORD", "DOUBLE", "SHORT"]
 Importance = Literal["HIGH", "MEDIUM", "LOW"]
 NO_DEFAULT = object()
@@ -186,15 +188,9 @@ def is_iso_control(char: str) -> bool:
 
 
 def read_properties(path: Path) -> dict[str, str]:
-    """Java-properties-style `key=value` lines; `#` and `!` comments; `key: value` too."""
-    out: dict[str, str] = {}
-    for raw in Path(path).read_text().splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#!":
-            continue
-        sep = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
-        if sep < 0:
-            out[line] = ""
-        else:
-            out[line[:sep].strip()] = line[sep + 1 :].strip()
-    return out
+    """A Java properties file read as java.util.Properties reads it (`=`/`:` separators, `#`/`!` comments,
+    backslash escapes and line continuations), so what a properties writer escaped (a line break inside a
+    value, say) comes back as one value and never as another key. Values are trimmed, as Connect's typed
+    settings are."""
+    with open(path, encoding="utf-8") as source:
+        return {key: value.strip() for key, value in javaproperties.load(source).items()}

@@ -19,6 +19,7 @@ from typing import Any
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
+from sparklink.clients.settings import properties_text
 from sparklink.operator.connect_client import ConnectClient
 from sparklink.operator.hosting import HostState
 from sparklink.operator.model.resources import KAFKA_CONNECT, Key, Resource
@@ -61,7 +62,7 @@ def desired_objects(owner: Resource, settings: WorkerSettings, image: str) -> di
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {"name": f"{name}-config", "labels": meta_labels, "ownerReferences": owner_ref},
-        "data": {CONFIG_FILE: "".join(f"{k}={v}\n" for k, v in sorted(properties.items()))},
+        "data": {CONFIG_FILE: properties_text(properties)},
     }
     service = {
         "apiVersion": "v1",

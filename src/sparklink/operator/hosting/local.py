@@ -22,6 +22,7 @@ import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from sparklink.clients.settings import properties_text
 from sparklink.operator.connect_client import ConnectClient
 from sparklink.operator.hosting import HostState
 from sparklink.operator.model.resources import Key, Resource
@@ -139,7 +140,8 @@ class LocalWorkerHost:
             "sparklink.state.dir": str(base / "state"),
         }
         properties = base / "worker.properties"
-        properties.write_text("".join(f"{k}={v}\n" for k, v in sorted(props.items())))
+        # Escaped by a real properties writer: whatever a value holds, it stays that value.
+        properties.write_text(properties_text(props))
         cmd = [sys.executable, "-m", "sparklink.cli.main", "worker", str(properties), "--log-level", self.log_level]
         pid = process.spawn(cmd, self._log(key, replica))
         record = WorkerRecord(pid, port, settings.fingerprint(), owner.uid)

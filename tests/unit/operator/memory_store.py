@@ -14,6 +14,7 @@ class MemoryStore:
     def __init__(self) -> None:
         self.resources: dict[Key, Resource] = {}
         self.config_maps: dict[tuple[str, str], dict[str, Any]] = {}
+        self.secrets: dict[tuple[str, str], dict[str, bytes]] = {}
         self.status_writes = 0
 
     def put(self, body: Mapping[str, Any]) -> Resource:
@@ -54,6 +55,10 @@ class MemoryStore:
     def config_map_data(self, namespace: str, name: str) -> dict[str, str] | None:
         cm = self.config_maps.get((namespace, name))
         return None if cm is None else dict(cm["data"])
+
+    def secret_data(self, namespace: str, name: str) -> dict[str, bytes] | None:
+        data = self.secrets.get((namespace, name))
+        return None if data is None else dict(data)
 
     def write_config_map_entry(
         self, owner: Resource, name: str, key: str, value: str, labels: Mapping[str, str]

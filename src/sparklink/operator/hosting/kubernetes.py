@@ -57,7 +57,11 @@ def desired_objects(owner: Resource, settings: WorkerSettings, image: str) -> di
     meta_labels = labels(owner)
     selector = {k: meta_labels[k] for k in ("strimzi.io/cluster", "strimzi.io/name", "strimzi.io/kind")}
     owner_ref = [owner.owner_reference(controller=True)]
-    properties = {**settings.properties(), "rest.host.name": "0.0.0.0", "rest.port": str(REST_PORT)}
+    security = {}
+    if settings.client_auth is not None and settings.material is not None:
+        providers = settings.config.get("config.providers")
+        security = settings.client_auth.kubernetes_settings(owner.namespace, providers, settings.material)
+    properties = {**settings.properties(), **security, "rest.host.name": "0.0.0.0", "rest.port": str(REST_PORT)}
     config_map = {
         "apiVersion": "v1",
         "kind": "ConfigMap",

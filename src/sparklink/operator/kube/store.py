@@ -9,6 +9,7 @@ ConfigMaps for listed offsets keep their other keys, labels and owners.
 
 from __future__ import annotations
 
+import base64
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -134,6 +135,16 @@ class KubeStore:
                 return None
             raise
         return dict(config_map.data or {})
+
+    def secret_data(self, namespace: str, name: str) -> dict[str, bytes] | None:
+        """The Secret's `data`, decoded (the API returns base64), or None when the Secret does not exist."""
+        try:
+            secret = self.core.read_namespaced_secret(name, namespace)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return {k: base64.b64decode(v) for k, v in (secret.data or {}).items()}
 
     def write_config_map_entry(
         self, owner: Resource, name: str, key: str, value: str, labels: Mapping[str, str]

@@ -6,7 +6,9 @@ passed to the workers except for the prefixes Strimzi reserves for itself (group
 topics, security, rest., bootstrap.servers, ...), the settings sparklink's operator owns (where workers
 listen and keep state) and the Spark settings `model.config_safety` does not allow, which are dropped with a
 Warning each. A key or value with a line break or control character refuses the whole resource
-(`config_safety.UnsafeConfig`): nothing is written.
+(`config_safety.UnsafeConfig`): nothing is written. `spec.tls` and `spec.authentication` are read into a
+`client_auth.ClientAuth`, which the hosts render (files for a local worker, Secret placeholders in a pod);
+the reconciler adds the Secrets' `Material`, whose digest is part of the fingerprint.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparklink.operator.model import config_safety
+from sparklink.operator.model.client_auth import ClientAuth, Material
 from sparklink.operator.model.conditions import REASON_INVALID_RESOURCE, ReconcileFailure
 from sparklink.operator.model.resources import KAFKA_CONNECT, Resource, config_value
 
@@ -66,6 +69,8 @@ class WorkerSettings:
     config: Mapping[str, str] = field(default_factory=dict)
     ignored_options: tuple[str, ...] = ()
     ignored_spark: tuple[str, ...] = ()  # spark.* options outside config_safety.SPARK_ALLOWED
+    client_auth: ClientAuth | None = None  # spec.tls / spec.authentication (None: PLAINTEXT)
+    material: Material | None = field(default=None, repr=False)  # the Secrets' contents (set by the reconciler)
 
     def properties(self) -> dict[str, str]:
         """Connect worker properties (what a worker.properties file or a ConfigMap holds).
@@ -84,10 +89,14 @@ class WorkerSettings:
 
     def fingerprint(self) -> str:
         """Changes whenever the workers must be restarted to pick up new settings."""
+        import dataclasses
         import hashlib
         import json
 
-        return hashlib.sha256(json.dumps(self.properties(), sort_keys=True).encode()).hexdigest()[:16]
+        auth = dataclasses.asdict(self.client_auth) if self.client_auth else None
+        material = self.material.digest if self.material else None
+        text = json.dumps([self.properties(), auth, material], sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def from_resource(resource: Resource) -> WorkerSettings:
@@ -101,7 +110,8 @@ def from_resource(resource: Resource) -> WorkerSettings:
             f"{resource.kind} {resource.namespace}/{resource.name} is missing {', '.join(missing)}",
             REASON_INVALID_RESOURCE,
         )
-    _refuse_control_characters(resource, spec, where)
+    auth = ClientAuth.from_spec(spec, where)
+    _refuse_control_characters(resource, spec, where, auth)
     replicas = resource.spec.get("replicas")
     if isinstance(replicas, int) and not isinstance(replicas, bool) and replicas < 0:
         # Refused before the runtime sees it: scaling to a negative count would stop every worker.
@@ -121,12 +131,16 @@ def from_resource(resource: Resource) -> WorkerSettings:
         config=config,
         ignored_options=ignored,
         ignored_spark=spark,
+        client_auth=auth,
     )
 
 
-def _refuse_control_characters(resource: Resource, spec: Mapping[str, Any], where: str) -> None:
+def _refuse_control_characters(
+    resource: Resource, spec: Mapping[str, Any], where: str, auth: ClientAuth | None
+) -> None:
     """UnsafeConfig when anything the workers' properties would hold has a line break or control character."""
     fields = [(f"{where}.{name}", spec.get(name)) for name in REQUIRED]
+    fields += [(f"{where}.{name}", value) for name, value in (auth.fields() if auth else [])]
     problems = config_safety.field_problems(fields) + config_safety.problems_in(spec.get("config"), f"{where}.config")
     if problems:
         raise config_safety.UnsafeConfig(

@@ -2,6 +2,8 @@
 AbstractConnectOperator part of both assembly operators): read the worker settings from the resource,
 make the worker group match them through the host, read its state, and say what that means for the status.
 
+The Secrets `spec.tls` and `spec.authentication` name are read here (a missing one, or a missing key,
+is NotReady naming it, looked at again soon); their contents go to the host with the settings.
 What it decides is Strimzi's: `url` whenever the resource asks for workers (not with 0 replicas),
 `replicas` and `labelSelector`; a NotReady condition when the resource is invalid (then nothing runs or
 changes) or its workers do not answer yet (then the reconcile looks again soon); a Warning for each
@@ -60,6 +62,11 @@ def ensure(deps: Deps, resource: Resource, what: str) -> ConnectWorkers:
     try:
         resolved = local_addresses(deps, resource)
         settings = workers.from_resource(resolved)
+        if settings.client_auth is not None:
+            # The Secrets named by spec.tls / spec.authentication: NotReady naming one that is missing.
+            ns = resolved.namespace
+            material = settings.client_auth.resolve(lambda name: deps.store.secret_data(ns, name), ns)
+            settings = dataclasses.replace(settings, material=material)
     except config_safety.UnsafeConfig as exc:
         return _refused(deps, resource, exc, what)
     except ReconcileFailure as exc:

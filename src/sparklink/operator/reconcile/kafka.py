@@ -6,7 +6,8 @@ nothing that runs is touched; settings with a line break or control character ar
 changes, and a Warning on the Kafka and on each pool that holds them says so) -> create or adopt the nodes,
 start the ones that died, add brokers -> the per-node changes (dynamic update or restart) -> one roll
 through the runtime (sparklink's KafkaRoller: controllers first, the active controller last, availability
-and quorum checks, never a broker in log recovery) -> remove the manual-rolling-update annotations it acted on -> status.
+and quorum checks, never a broker in log recovery) -> remove the manual-rolling-update annotations it
+acted on -> status.
 Status: Ready, or NotReady with the roller's problem (UnforceableProblem, ...) and message; Warnings;
 observedGeneration, listeners (the served ones, with their real addresses), kafkaNodePools, clusterId,
 kafkaVersion, kafkaMetadataVersion, operatorLastSuccessfulVersion. Each pool: nodeIds, roles, replicas,

@@ -9,7 +9,7 @@ from sparklink.operator.model.resources import Key, Resource
 
 
 class Store(Protocol):
-    """The Kubernetes side: resources, their status, their annotations, and ConfigMaps."""
+    """The Kubernetes side: resources, their status, their annotations, ConfigMaps, and Secrets (read only)."""
 
     def get(self, key: Key) -> Resource | None: ...
 
@@ -26,6 +26,10 @@ class Store(Protocol):
 
     def config_map_data(self, namespace: str, name: str) -> dict[str, str] | None:
         """The ConfigMap's `data`, or None when the ConfigMap does not exist."""
+        ...
+
+    def secret_data(self, namespace: str, name: str) -> dict[str, bytes] | None:
+        """The Secret's data, decoded, or None when the Secret does not exist. Never logged or shown."""
         ...
 
     def write_config_map_entry(

@@ -188,9 +188,8 @@ def is_iso_control(char: str) -> bool:
 
 
 def read_properties(path: Path) -> dict[str, str]:
-    """A Java properties file read as java.util.Properties reads it (`=`/`:` separators, `#`/`!` comments,
-    backslash escapes and line continuations), so what a properties writer escaped (a line break inside a
-    value, say) comes back as one value and never as another key. Values are trimmed, as Connect's typed
-    settings are."""
+    """A Java properties file, read as java.util.Properties reads it: `=`, `:` or whitespace separators,
+    `#`/`!` comments, backslash escapes (`username\\="x"` in a JAAS line written by Java or javaproperties),
+    line continuations."""
     with open(path, encoding="utf-8") as source:
-        return {key: value.strip() for key, value in javaproperties.load(source).items()}
+        return dict(javaproperties.load(source))

@@ -15,8 +15,9 @@ namespace y", "Items with key(s) [k] are missing in Secret x") into `Material`: 
 worker reads (never shown: repr is hidden) and a digest, so that a changed Secret restarts the workers.
 `local_settings` renders settings that point at those files (written 0600 by the local host) and take the
 password through a directory config provider, so no secret is in worker.properties; `kubernetes_settings`
-renders Strimzi's `${strimzisecrets:<namespace>/<secret>:<key>}` placeholders. Pure; callers: `model.workers`,
-`reconcile.connect_workers`, the hosts.
+renders Strimzi's `${strimzisecrets:<namespace>/<secret>:<key>}` placeholders for the key and the password
+and the (public) trusted certificates inline. Pure; callers: `model.workers`, `reconcile.connect_workers`,
+the hosts.
 """
 
 from __future__ import annotations

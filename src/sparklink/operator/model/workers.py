@@ -93,7 +93,9 @@ class WorkerSettings:
         import hashlib
         import json
 
-        auth = dataclasses.asdict(self.client_auth) if self.client_auth else None
+        if self.client_auth is None:  # as before client authentication: workers started then are adopted
+            return hashlib.sha256(json.dumps(self.properties(), sort_keys=True).encode()).hexdigest()[:16]
+        auth = dataclasses.asdict(self.client_auth)
         material = self.material.digest if self.material else None
         text = json.dumps([self.properties(), auth, material], sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -25,7 +25,7 @@ from sparklink.clients.errors import ClientSettingsError
 from sparklink.clients.secrets import redact
 from sparklink.clients.security import ClientSecurity, as_text, is_security_key
 
-__all__ = ["KafkaClientSettings", "client_config", "read_properties"]
+__all__ = ["KafkaClientSettings", "client_config", "properties_text", "read_properties"]
 
 _rdkafka_log = logging.getLogger("sparklink.rdkafka")
 # librdkafka reports transient states (coordinator loading, a broker restarting, connection refused)
@@ -164,6 +164,14 @@ def read_properties(path: str | Path) -> dict[str, str]:
     continuations, `#`/`!` comments, `=`/`:` separators)."""
     with open(path, encoding="utf-8") as source:
         return dict(javaproperties.load(source))
+
+
+def properties_text(props: Mapping[str, str]) -> str:
+    """A Java properties file's text, as java.util.Properties.store writes it: one `key=value` line per
+    setting, sorted, with `=`, `:`, `#`, `!`, backslashes, line breaks and other control characters escaped
+    (non-ASCII as `\\uXXXX`), so no key or value can start a line of its own. Read back by `read_properties`
+    (and the worker's reader)."""
+    return javaproperties.dumps(dict(sorted(props.items())), timestamp=False)
 
 
 def client_config(bootstrap_servers: str, **extra: Any) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import httpx
 
+from sparklink.clients.settings import properties_text, read_properties
 from sparklink.platform import artifacts, ca, kafka_listeners, kafka_users, kraft_quorum, ports, process
 from sparklink.platform.cluster_ca import ClusterCa
 from sparklink.platform.kafka_access import ClusterAccess
@@ -503,7 +504,7 @@ class KafkaCluster:
         path = self.state_dir / "config" / f"{self.node(node_id).name}.properties"
         if not path.exists():
             return None
-        return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
+        return read_properties(path)
 
     def record_settings(self, node_id: int) -> None:
         """Rewrite a running node's settings file from its current settings, after they were applied to it
@@ -729,7 +730,8 @@ class KafkaCluster:
     def _write_config(self, node: Node) -> Path:
         path = self.state_dir / "config" / f"{node.name}.properties"
         # 0600: a secured node's settings hold its PLAIN users' passwords.
-        ca.write_private(path, "".join(f"{k}={v}\n" for k, v in self._config(node).items()).encode())
+        # Escaped as java.util.Properties writes it, so no value (a user's, from a resource) adds a setting.
+        ca.write_private(path, properties_text(self._config(node)).encode())
         return path
 
     def _config(self, node: Node) -> dict[str, str]:

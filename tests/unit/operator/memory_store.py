@@ -56,6 +56,10 @@ class MemoryStore:
         cm = self.config_maps.get((namespace, name))
         return None if cm is None else dict(cm["data"])
 
+    def secret_data(self, namespace: str, name: str) -> dict[str, bytes] | None:
+        found = self.secrets.get((namespace, name))
+        return None if found is None else dict(found.data)
+
     def write_config_map_entry(
         self, owner: Resource, name: str, key: str, value: str, labels: Mapping[str, str]
     ) -> None:

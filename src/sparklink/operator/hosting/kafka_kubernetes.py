@@ -23,7 +23,7 @@ from typing import Any, cast
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
-from sparklink.clients.settings import KafkaClientSettings
+from sparklink.clients.settings import KafkaClientSettings, properties_text
 from sparklink.operator.hosting import kafka_kubernetes_tls as tls
 from sparklink.operator.hosting.kafka import KafkaState, RollReport
 from sparklink.operator.model import certificate_authority as cas
@@ -136,7 +136,7 @@ def desired_objects(kafka: Resource, desired: DesiredCluster, image: str) -> lis
         pods = []
         for node in (n for n in desired.nodes if n.pool == pool.name):
             settings = node_settings(kafka, desired, node)
-            text = "".join(f"{k}={v}\n" for k, v in sorted(settings.items()))
+            text = properties_text(settings)  # escaped: no value can add a setting of its own
             objects.append(
                 {
                     "apiVersion": "v1",

@@ -19,6 +19,7 @@ from typing import Any
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
+from sparklink.clients.settings import properties_text
 from sparklink.operator.connect_client import ConnectClient
 from sparklink.operator.hosting import HostState
 from sparklink.operator.model.resources import KAFKA_CONNECT, Key, Resource
@@ -56,12 +57,16 @@ def desired_objects(owner: Resource, settings: WorkerSettings, image: str) -> di
     meta_labels = labels(owner)
     selector = {k: meta_labels[k] for k in ("strimzi.io/cluster", "strimzi.io/name", "strimzi.io/kind")}
     owner_ref = [owner.owner_reference(controller=True)]
-    properties = {**settings.properties(), "rest.host.name": "0.0.0.0", "rest.port": str(REST_PORT)}
+    security = {}
+    if settings.client_auth is not None and settings.material is not None:
+        providers = settings.config.get("config.providers")
+        security = settings.client_auth.kubernetes_settings(owner.namespace, providers, settings.material)
+    properties = {**settings.properties(), **security, "rest.host.name": "0.0.0.0", "rest.port": str(REST_PORT)}
     config_map = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {"name": f"{name}-config", "labels": meta_labels, "ownerReferences": owner_ref},
-        "data": {CONFIG_FILE: "".join(f"{k}={v}\n" for k, v in sorted(properties.items()))},
+        "data": {CONFIG_FILE: properties_text(properties)},
     }
     service = {
         "apiVersion": "v1",

@@ -1,7 +1,10 @@
 """Runs a resource's Connect workers as local `sparklink worker` processes.
 
 Each KafkaConnect / KafkaMirrorMaker2 gets a directory under the operator's state dir holding its first
-worker's worker.properties, log and `worker.json` (pid, port, settings fingerprint, resource uid); worker
+worker's worker.properties, log and `worker.json` (pid, port, settings fingerprint, resource uid), and with
+`spec.tls` / `spec.authentication` a `credentials/` directory (0700) of the Secrets' material (files 0600,
+read by the worker through its settings and a directory config provider, so no secret is in
+worker.properties); worker
 n > 0 of `spec.replicas` has the same files under `replica-<n>/`. More than one replica form one
 distributed group on the resource's `group.id` (see `WorkerSettings.properties`); scaling up starts
 workers, scaling down stops the highest-numbered ones (a clean leave, so the group rebalances).
@@ -16,12 +19,14 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 import sys
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from sparklink.clients.settings import properties_text
 from sparklink.operator.connect_client import ConnectClient
 from sparklink.operator.hosting import HostState
 from sparklink.operator.model.resources import Key, Resource
@@ -91,6 +96,7 @@ class LocalWorkerHost:
                 # The workers' state goes (a resource created again under this name starts afresh);
                 # their logs and properties stay for whoever wants to know what happened.
                 shutil.rmtree(self._dir(key, replica) / "state", ignore_errors=True)
+                shutil.rmtree(self._dir(key, replica) / "credentials", ignore_errors=True)
             self._known.discard(key)
 
     def close(self) -> None:
@@ -134,12 +140,14 @@ class LocalWorkerHost:
         port = port or ports.free_port()
         props = {
             **settings.properties(),
+            **self._credentials(base, settings),
             "rest.host.name": self.host,
             "rest.port": str(port),
             "sparklink.state.dir": str(base / "state"),
         }
         properties = base / "worker.properties"
-        properties.write_text("".join(f"{k}={v}\n" for k, v in sorted(props.items())))
+        # Escaped by a real properties writer: whatever a value holds, it stays that value.
+        properties.write_text(properties_text(props))
         cmd = [sys.executable, "-m", "sparklink.cli.main", "worker", str(properties), "--log-level", self.log_level]
         pid = process.spawn(cmd, self._log(key, replica))
         record = WorkerRecord(pid, port, settings.fingerprint(), owner.uid)
@@ -148,6 +156,25 @@ class LocalWorkerHost:
             "%s: started worker %d (pid %d) for group %s, REST on port %d", key, replica, pid, settings.group_id, port
         )
         return record
+
+    @staticmethod
+    def _credentials(base: Path, settings: WorkerSettings) -> dict[str, str]:
+        """Write the Secrets' material to `credentials/` (0700, files 0600) and return the settings that read it;
+        without spec.tls / spec.authentication, remove what an earlier start wrote."""
+        directory = base / "credentials"
+        if settings.client_auth is None or settings.material is None:
+            shutil.rmtree(directory, ignore_errors=True)
+            return {}
+        directory.mkdir(mode=0o700, exist_ok=True)
+        directory.chmod(0o700)
+        for name, data in settings.material.files.items():
+            partial = directory / f".{name}.partial"
+            partial.unlink(missing_ok=True)
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            os.replace(partial, directory / name)
+        return settings.client_auth.local_settings(str(directory), settings.config.get("config.providers"))
 
     def _stop(self, key: Key, replica: int, record: WorkerRecord, why: str) -> None:
         if record.pid and self._running(key, replica, record):

@@ -137,6 +137,11 @@ class KubeStore:
             raise
         return dict(config_map.data or {})
 
+    def secret_data(self, namespace: str, name: str) -> dict[str, bytes] | None:
+        """The Secret's `data`, decoded, or None when the Secret does not exist."""
+        found = self.secret(namespace, name)
+        return None if found is None else dict(found.data)
+
     def write_config_map_entry(
         self, owner: Resource, name: str, key: str, value: str, labels: Mapping[str, str]
     ) -> None:

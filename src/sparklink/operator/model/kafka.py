@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparklink.operator.model import kafka_config
+from sparklink.operator.model import config_safety, kafka_config
 from sparklink.operator.model.certificate_authority import Authorities
 from sparklink.operator.model.conditions import REASON_INVALID_RESOURCE, Condition, ReconcileFailure, warning
 from sparklink.operator.model.kafka_config import ConfigModel
@@ -158,6 +158,7 @@ def desired_cluster(
     if not isinstance(spec, Mapping):
         raise invalid(f"Kafka {ref} has no spec.kafka")
     resources = sorted(pools, key=lambda p: p.name)
+    _refuse_control_characters(kafka, spec, resources)
     _validate_pools(kafka.name, resources)
     ids = assign_node_ids(
         [(p.name, _replicas(p), _current(p, current_ids)) for p in resources],
@@ -227,6 +228,22 @@ def desired_cluster(
         metadata_version=metadata_version,
         authorization=authorization,
     )
+
+
+def unsafe_pools(pools: Iterable[Resource]) -> list[tuple[Resource, list[str]]]:
+    """The pools whose `spec.config` holds a line break or control character, with what each holds."""
+    found = [(p, config_safety.problems_in(p.spec.get("config"), "spec.config")) for p in pools]
+    return [(p, problems) for p, problems in found if problems]
+
+
+def _refuse_control_characters(kafka: Resource, spec: Mapping[str, Any], pools: Iterable[Resource]) -> None:
+    problems = config_safety.problems_in(spec.get("config"), "spec.kafka.config")
+    for pool, pool_problems in unsafe_pools(pools):
+        problems += [f"KafkaNodePool {pool.name} {problem}" for problem in pool_problems]
+    if problems:
+        raise config_safety.UnsafeConfig(
+            f"Kafka {kafka.namespace}/{kafka.name}", problems, "the nodes keep running with their previous settings"
+        )
 
 
 def assign_node_ids(pools: Sequence[tuple[str, int, Sequence[int] | None]]) -> dict[str, tuple[int, ...]]:

@@ -5,6 +5,8 @@ from the jars by `sparklink.platform.kafka_config_model`) come in as data.
 Strimzi's rules, kept so that manifests behave the same:
 - options the operator owns (listeners, node.id, process.roles, log.dirs, security, ...) are forbidden in
   `spec.kafka.config`; they are dropped, each with a Warning condition (Strimzi drops them with a log line);
+  a key or value with a line break or control character refuses the cluster's change as a whole
+  (`model.config_safety`, applied by `model.kafka`);
 - every other known option is validated by its type and validator: "num.io.threads has value 'x' which is
   not an int" (ConfigModel.validate); unknown options pass (they may be meant for plugins);
 - a controller-only node runs only the options relevant to controllers (KafkaConfigurationDiff's list), so
@@ -83,7 +85,9 @@ _BOUNDS = {"short": 2**15, "int": 2**31, "long": 2**63}
 
 
 def forbidden(option: str) -> bool:
-    return option.startswith(FORBIDDEN_PREFIXES) and option not in FORBIDDEN_EXCEPTIONS
+    """Strimzi's AbstractConfiguration.filterForbidden: the prefix matched on the lower-cased option (so
+    `Listeners` is forbidden too), the exception on the option as written."""
+    return option.lower().startswith(FORBIDDEN_PREFIXES) and option not in FORBIDDEN_EXCEPTIONS
 
 
 def user_config(raw: Any) -> tuple[dict[str, str], tuple[str, ...]]:

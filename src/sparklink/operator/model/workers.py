@@ -3,7 +3,12 @@
 KafkaConnect names the group and its internal topics in `spec` (v1: `groupId`, `configStorageTopic`,
 ...); KafkaMirrorMaker2 does the same under `spec.target`. `spec.config` (MM2: `spec.target.config`) is
 passed to the workers except for the prefixes Strimzi reserves for itself (group.id, the storage
-topics, security, rest., bootstrap.servers, ...), which are dropped with a Warning each.
+topics, security, rest., bootstrap.servers, ...), the settings sparklink's operator owns (where workers
+listen and keep state) and the Spark settings `model.config_safety` does not allow, which are dropped with a
+Warning each. A key or value with a line break or control character refuses the whole resource
+(`config_safety.UnsafeConfig`): nothing is written. `spec.tls` and `spec.authentication` are read into a
+`client_auth.ClientAuth`, which the hosts render (files for a local worker, Secret placeholders in a pod);
+the reconciler adds the Secrets' `Material`, whose digest is part of the fingerprint.
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sparklink.operator.model import config_safety
+from sparklink.operator.model.client_auth import ClientAuth, Material
 from sparklink.operator.model.conditions import REASON_INVALID_RESOURCE, ReconcileFailure
 from sparklink.operator.model.resources import KAFKA_CONNECT, Resource, config_value
 
@@ -31,6 +38,10 @@ FORBIDDEN_PREFIXES = (
     "producer.interceptor.classes",
     "prometheus.metrics.reporter.",
 )
+# sparklink's own: the operator decides where a worker keeps its state, how the group forms, and where
+# the workers listen (Strimzi's `listeners` and `rest.` prefixes leave out Connect's `admin.listeners`,
+# which on the local runtime would open a port on the operator's host).
+SPARKLINK_FORBIDDEN = ("sparklink.state.dir", "sparklink.worker.mode", "admin.listeners")
 ALLOWED_EXCEPTIONS = (
     "ssl.endpoint.identification.algorithm",
     "ssl.cipher.suites",
@@ -57,6 +68,9 @@ class WorkerSettings:
     replicas: int
     config: Mapping[str, str] = field(default_factory=dict)
     ignored_options: tuple[str, ...] = ()
+    ignored_spark: tuple[str, ...] = ()  # spark.* options outside config_safety.SPARK_ALLOWED
+    client_auth: ClientAuth | None = None  # spec.tls / spec.authentication (None: PLAINTEXT)
+    material: Material | None = field(default=None, repr=False)  # the Secrets' contents (set by the reconciler)
 
     def properties(self) -> dict[str, str]:
         """Connect worker properties (what a worker.properties file or a ConfigMap holds).
@@ -75,10 +89,16 @@ class WorkerSettings:
 
     def fingerprint(self) -> str:
         """Changes whenever the workers must be restarted to pick up new settings."""
+        import dataclasses
         import hashlib
         import json
 
-        return hashlib.sha256(json.dumps(self.properties(), sort_keys=True).encode()).hexdigest()[:16]
+        if self.client_auth is None:  # as before client authentication: workers started then are adopted
+            return hashlib.sha256(json.dumps(self.properties(), sort_keys=True).encode()).hexdigest()[:16]
+        auth = dataclasses.asdict(self.client_auth)
+        material = self.material.digest if self.material else None
+        text = json.dumps([self.properties(), auth, material], sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def from_resource(resource: Resource) -> WorkerSettings:
@@ -92,6 +112,8 @@ def from_resource(resource: Resource) -> WorkerSettings:
             f"{resource.kind} {resource.namespace}/{resource.name} is missing {', '.join(missing)}",
             REASON_INVALID_RESOURCE,
         )
+    auth = ClientAuth.from_spec(spec, where)
+    _refuse_control_characters(resource, spec, where, auth)
     replicas = resource.spec.get("replicas")
     if isinstance(replicas, int) and not isinstance(replicas, bool) and replicas < 0:
         # Refused before the runtime sees it: scaling to a negative count would stop every worker.
@@ -100,7 +122,7 @@ def from_resource(resource: Resource) -> WorkerSettings:
             "more (0 stops the workers and keeps the resource)",
             REASON_INVALID_RESOURCE,
         )
-    config, ignored = worker_config(spec.get("config") or {})
+    config, ignored, spark = worker_config(spec.get("config") or {})
     return WorkerSettings(
         bootstrap_servers=str(spec["bootstrapServers"]),
         group_id=str(spec["groupId"]),
@@ -110,16 +132,37 @@ def from_resource(resource: Resource) -> WorkerSettings:
         replicas=replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else 1,
         config=config,
         ignored_options=ignored,
+        ignored_spark=spark,
+        client_auth=auth,
     )
 
 
-def worker_config(raw: Mapping[str, Any]) -> tuple[dict[str, str], tuple[str, ...]]:
+def _refuse_control_characters(
+    resource: Resource, spec: Mapping[str, Any], where: str, auth: ClientAuth | None
+) -> None:
+    """UnsafeConfig when anything the workers' properties would hold has a line break or control character."""
+    fields = [(f"{where}.{name}", spec.get(name)) for name in REQUIRED]
+    fields += [(f"{where}.{name}", value) for name, value in (auth.fields() if auth else [])]
+    problems = config_safety.field_problems(fields) + config_safety.problems_in(spec.get("config"), f"{where}.config")
+    if problems:
+        raise config_safety.UnsafeConfig(
+            f"{resource.kind} {resource.namespace}/{resource.name}",
+            problems,
+            "the workers keep running with their previous settings",
+        )
+
+
+def worker_config(raw: Mapping[str, Any]) -> tuple[dict[str, str], tuple[str, ...], tuple[str, ...]]:
+    """The workers' settings from `config`, the forbidden options dropped, and the Spark options dropped."""
     config = dict(DEFAULTS)
-    ignored = []
+    ignored, spark = [], []
     for key, value in raw.items():
         lowered = str(key).lower()
-        if lowered.startswith(FORBIDDEN_PREFIXES) and key not in ALLOWED_EXCEPTIONS:
+        strimzis = lowered.startswith(FORBIDDEN_PREFIXES) and key not in ALLOWED_EXCEPTIONS
+        if strimzis or lowered.startswith(SPARKLINK_FORBIDDEN):
             ignored.append(str(key))
-        else:
+        elif config_safety.spark_forbidden(str(key)):
+            spark.append(str(key))
+        elif value is not None:
             config[str(key)] = config_value(value)
-    return config, tuple(ignored)
+    return config, tuple(ignored), tuple(spark)

@@ -2,10 +2,16 @@
 AbstractConnectOperator part of both assembly operators): read the worker settings from the resource,
 make the worker group match them through the host, read its state, and say what that means for the status.
 
+The Secrets `spec.tls` and `spec.authentication` name are read here (a missing one, or a missing key,
+is NotReady naming it, looked at again soon); their contents go to the host with the settings.
 What it decides is Strimzi's: `url` whenever the resource asks for workers (not with 0 replicas),
 `replicas` and `labelSelector`; a NotReady condition when the resource is invalid (then nothing runs or
 changes) or its workers do not answer yet (then the reconcile looks again soon); a Warning for each
-`config` option Strimzi reserves. Only when `rest_url` is set may the reconciler talk to Connect.
+`config` option Strimzi reserves and each Spark option a resource may not set. A resource whose settings
+hold a line break or control character is refused (`config_safety.UnsafeConfig`): the host is not asked
+for anything, the workers that run keep their settings and serve on, and a Warning says what to fix
+(`refused` tells the reconciler to change nothing through Connect either).
+Only when `rest_url` is set may the reconciler talk to Connect.
 Called by `reconcile.kafka_connect` and `reconcile.mirror_maker_2`.
 """
 
@@ -16,7 +22,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from sparklink.operator.hosting import label_selector
-from sparklink.operator.model import bootstrap, workers
+from sparklink.operator.model import bootstrap, config_safety, workers
 from sparklink.operator.model.conditions import Condition, ReconcileFailure, not_ready, warning
 from sparklink.operator.model.resources import KAFKA, Key, Resource
 from sparklink.operator.model.status import KafkaConnectStatus
@@ -39,6 +45,7 @@ class ConnectWorkers:
     url: str | None
     replicas: int | None
     label_selector: str
+    refused: bool = False  # the resource's settings were refused; what runs was left as it was
 
     @property
     def rest_url(self) -> str | None:
@@ -55,11 +62,18 @@ def ensure(deps: Deps, resource: Resource, what: str) -> ConnectWorkers:
     try:
         resolved = local_addresses(deps, resource)
         settings = workers.from_resource(resolved)
+        if settings.client_auth is not None:
+            # The Secrets named by spec.tls / spec.authentication: NotReady naming one that is missing.
+            ns = resolved.namespace
+            material = settings.client_auth.resolve(lambda name: deps.store.secret_data(ns, name), ns)
+            settings = dataclasses.replace(settings, material=material)
+    except config_safety.UnsafeConfig as exc:
+        return _refused(deps, resource, exc, what)
     except ReconcileFailure as exc:
         invalid = not_ready(exc.reason, exc.message)
         retry = STARTING_RECHECK_SECONDS if exc.retriable else None
         return ConnectWorkers(resource, invalid, retry, (), None, None, label_selector(resource))
-    notes = ignored_warnings(settings.ignored_options)
+    notes = ignored_warnings(settings.ignored_options) + config_safety.spark_warnings(settings.ignored_spark)
     state = deps.runtime.ensure(resolved, settings)
     selector = label_selector(resolved)
     if settings.replicas == 0:
@@ -68,6 +82,22 @@ def ensure(deps: Deps, resource: Resource, what: str) -> ConnectWorkers:
         starting = not_ready("Creating", f"{what} workers are starting: {state.detail}")
         return ConnectWorkers(resolved, starting, STARTING_RECHECK_SECONDS, notes, state.url, state.replicas, selector)
     return ConnectWorkers(resolved, None, None, notes, state.url, state.replicas, selector)
+
+
+def _refused(deps: Deps, resource: Resource, exc: config_safety.UnsafeConfig, what: str) -> ConnectWorkers:
+    """Nothing changes: report the workers that run (if any) as they are, with the refusal as a Warning."""
+    selector = label_selector(resource)
+    notes = (exc.condition(),)
+    state = deps.runtime.state(resource.key)
+    if state is None or state.url is None:
+        problem = not_ready(exc.reason, f"No {what} workers run: their settings were refused (see the Warning)")
+        return ConnectWorkers(resource, problem, None, notes, None, None, selector, refused=True)
+    if not state.ready:
+        starting = not_ready("Creating", f"{what} workers are starting: {state.detail}")
+        return ConnectWorkers(
+            resource, starting, STARTING_RECHECK_SECONDS, notes, state.url, state.replicas, selector, refused=True
+        )
+    return ConnectWorkers(resource, None, None, notes, state.url, state.replicas, selector, refused=True)
 
 
 def ignored_warnings(options: tuple[str, ...]) -> tuple[Condition, ...]:

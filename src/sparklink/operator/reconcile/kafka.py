@@ -2,11 +2,13 @@
 manual rolling update is asked for, and write the status of the Kafka and of each of its pools.
 
 Order, as in Strimzi's KafkaReconciler: validate (the pure model; an invalid Kafka or pool is NotReady and
-nothing that runs is touched) -> the cluster and clients CAs in their Secrets (`kafka_ca`: created, renewed)
--> create or adopt the nodes, start the ones that died, add brokers -> the per-node changes (dynamic update,
-restart, or a restart for certificates of an older CA generation) -> one roll through the runtime
-(sparklink's KafkaRoller: controllers first, the active controller last, availability and quorum checks,
-never a broker in log recovery) -> remove the manual-rolling-update annotations it acted on -> status.
+nothing that runs is touched; settings with a line break or control character are refused too, nothing
+changes, and a Warning on the Kafka and on each pool that holds them says so) -> the cluster and clients CAs
+in their Secrets (`kafka_ca`: created, renewed) -> create or adopt the nodes, start the ones that died, add
+brokers -> the per-node changes (dynamic update, restart, or a restart for certificates of an older CA
+generation) -> one roll through the runtime (sparklink's KafkaRoller: controllers first, the active
+controller last, availability and quorum checks, never a broker in log recovery) -> remove the
+manual-rolling-update annotations it acted on -> status.
 Status: Ready, or NotReady with the roller's problem (UnforceableProblem, ...) and message; Warnings;
 observedGeneration, listeners (the served ones, with their real addresses and, for TLS ones, the cluster CA's
 certificate), kafkaNodePools, clusterId, kafkaVersion, kafkaMetadataVersion, operatorLastSuccessfulVersion.
@@ -22,6 +24,7 @@ from collections.abc import Mapping, Sequence
 
 from sparklink import __version__
 from sparklink.operator.hosting.kafka import PLAIN_LISTENERS, KafkaState
+from sparklink.operator.model import config_safety
 from sparklink.operator.model import kafka as model
 from sparklink.operator.model.conditions import Condition, ReconcileFailure, not_ready, ready, warning
 from sparklink.operator.model.kafka_changes import node_changes, scaling
@@ -74,6 +77,9 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
             kafka, pools, config_model, running.pool_ids() if running else None, config_model.version
         )
         cas, ca_notes = kafka_ca.reconcile_cas(deps.store, kafka, deps.clock.now())
+    except config_safety.UnsafeConfig as exc:
+        log.warning("%s: %s", key, exc.message)
+        return _refused(deps, kafka, pools, running, result, exc)
     except ReconcileFailure as exc:
         log.warning("%s: %s", key, exc.message)
         return _fail(deps, kafka, result, not_ready(exc.reason, exc.message))
@@ -123,6 +129,37 @@ def _fail(deps: Deps, kafka: Resource, result: ReconcileResult, condition: Condi
     kept = KafkaStatus.from_json(kafka.status)
     status = dataclasses.replace(kept, conditions=[condition], observed_generation=kafka.generation)
     result.status_written = deps.write_status(kafka, status)
+    return result
+
+
+def _refused(
+    deps: Deps,
+    kafka: Resource,
+    pools: Sequence[Resource],
+    running: KafkaState | None,
+    result: ReconcileResult,
+    exc: config_safety.UnsafeConfig,
+) -> ReconcileResult:
+    """Nothing is written or rolled: the cluster's readiness as it runs, the refusal as a Warning (also on
+    each pool whose own config was refused), the rest of the status as it was."""
+    if running is not None and running.ready:
+        readiness = ready()
+    else:
+        readiness = not_ready(exc.reason, "No node of this cluster runs as asked: its settings were refused")
+        result.failed = True
+    kept = KafkaStatus.from_json(kafka.status)
+    status = dataclasses.replace(kept, conditions=[readiness, exc.condition()], observed_generation=kafka.generation)
+    result.status_written = deps.write_status(kafka, status)
+    for pool, problems in model.unsafe_pools(pools):
+        refusal = config_safety.UnsafeConfig(
+            f"KafkaNodePool {pool.namespace}/{pool.name}",
+            problems,
+            "its nodes keep running with their previous settings",
+        )
+        previous = KafkaNodePoolStatus.from_json(pool.status)
+        deps.write_status(
+            pool, dataclasses.replace(previous, conditions=[refusal.condition()], observed_generation=pool.generation)
+        )
     return result
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from typing import Any
 
 from sparklink.operator.connect_client import ConnectClient, ConnectRestError
 from sparklink.operator.model import annotations as anno
@@ -44,10 +45,12 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
         return result
     group = connect_workers.ensure(deps, resource, "MirrorMaker 2")
     result.requeue_after = group.retry_after
-    if group.rest_url is None:  # invalid, starting, or 0 replicas
+    if group.rest_url is None or group.refused:  # invalid, refused, starting, or 0 replicas
         result.failed = group.problem is not None
         conditions = [group.problem or ready(), *group.warnings]
-        status = KafkaMirrorMaker2Status(conditions=conditions, observed_generation=resource.generation)
+        status = KafkaMirrorMaker2Status(
+            conditions=conditions, observed_generation=resource.generation, **_kept(resource, group.refused)
+        )
         result.status_written = deps.write_status(resource, group.status(status))
         return result
 
@@ -89,6 +92,17 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
     )
     result.status_written = deps.write_status(resource, group.status(status))
     return result
+
+
+def _kept(resource: Resource, refused: bool) -> dict[str, Any]:
+    """A refused resource changes nothing, so its status keeps saying what its connectors do."""
+    if not refused:
+        return {}
+    previous = (AutoRestartStatus.from_json(s) for s in resource.status.get("autoRestartStatuses") or [])
+    return {
+        "connectors": list(resource.status.get("connectors") or []),
+        "auto_restart_statuses": [s for s in previous if s is not None],
+    }
 
 
 def _delete_undescribed(client: ConnectClient, key: Key, names: list[str]) -> Condition | None:

@@ -28,6 +28,10 @@ class Store(Protocol):
         """The ConfigMap's `data`, or None when the ConfigMap does not exist."""
         ...
 
+    def secret_data(self, namespace: str, name: str) -> dict[str, bytes] | None:
+        """The Secret's data, decoded, or None when the Secret does not exist. Never logged or shown."""
+        ...
+
     def write_config_map_entry(
         self, owner: Resource, name: str, key: str, value: str, labels: Mapping[str, str]
     ) -> None:

@@ -1,8 +1,10 @@
 """A real browser for the tests: Debian's Chromium (/usr/bin/chromium, installed by scripts/bootstrap.sh),
 driven by Playwright with the system browser, so Playwright downloads no browser of its own.
 
-Loaded as a pytest plugin from tests/conftest.py. One browser per test session; each test takes a
-fresh context (its own cookies, cache and credentials) from it.
+Loaded as a pytest plugin from tests/conftest.py. One browser per test module that needs one; each test
+takes a fresh context (its own cookies, cache and credentials) from it. Not one per session: Playwright's
+sync API keeps an event loop running on the main thread while it is open, and every later test that calls
+`asyncio.run` (Starlette's TestClient does) would fail.
 """
 
 from __future__ import annotations
@@ -25,9 +27,9 @@ CHROMIUM_FLAGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """The session's headless Chromium (a playwright.sync_api.Browser)."""
+    """The module's headless Chromium (a playwright.sync_api.Browser)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import javaproperties
 import pytest
 import yaml
 from confluent_kafka import Producer
@@ -269,7 +270,8 @@ def test_a_kafka_connect_reaches_the_kafka_by_its_bootstrap_service_name(
 ) -> None:
     kubeobj.wait("KafkaConnect", "connect", is_ready, "Ready", timeout=400)
     properties = operator.state_dir / "workers" / kubeobj.ns / "KafkaConnect" / "connect" / "worker.properties"
-    assert f"bootstrap.servers={bootstrap(kubeobj)}\n" in properties.read_text()
+    # Read as Java reads it: the file is written with Java's escapes (`127.0.0.1\\:9092`).
+    assert javaproperties.loads(properties.read_text())["bootstrap.servers"] == bootstrap(kubeobj)
     kubeobj.delete("KafkaConnect", "connect")
 
 

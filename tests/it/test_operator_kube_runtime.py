@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import javaproperties
 import pytest
 import yaml
 from kubernetes import client as k8s
@@ -119,12 +120,15 @@ def test_a_kafka_becomes_services_config_maps_and_pod_sets_the_api_server_accept
     assert bootstrap.spec.selector["strimzi.io/broker-role"] == "true"
     headless = core.read_namespaced_service("my-cluster-kafka-brokers", kubeobj.ns)
     assert headless.spec.cluster_ip == "None"
-    config = core.read_namespaced_config_map("my-cluster-controller-3", kubeobj.ns).data["server.config"]
-    assert "node.id=3\n" in config and "process.roles=controller\n" in config
+    # Read as Java reads them: the files are written with Java's escapes (`host\\:9090`).
+    config = javaproperties.loads(
+        core.read_namespaced_config_map("my-cluster-controller-3", kubeobj.ns).data["server.config"]
+    )
+    assert config["node.id"] == "3" and config["process.roles"] == "controller"
     voters = ",".join(
         f"{i}@my-cluster-controller-{i}.my-cluster-kafka-brokers.{kubeobj.ns}.svc:9090" for i in (3, 4, 5)
     )
-    assert f"controller.quorum.voters={voters}\n" in config
+    assert config["controller.quorum.voters"] == voters
     sets = {}
     for pool in ("broker", "controller"):
         sets[pool] = custom.get_namespaced_custom_object(
@@ -156,14 +160,16 @@ def test_a_kafka_becomes_services_config_maps_and_pod_sets_the_api_server_accept
     # TLS as Strimzi lays it out: listener settings read from Secret volumes, the node's certificate and the
     # trust bundle; a forced renewal of the cluster CA gives the nodes new certificates and the pods a new
     # generation annotation, which is what a StrimziPodSet controller rolls on.
-    broker = core.read_namespaced_config_map("my-cluster-broker-1", kubeobj.ns).data["server.config"]
+    broker = javaproperties.loads(
+        core.read_namespaced_config_map("my-cluster-broker-1", kubeobj.ns).data["server.config"]
+    )
     assert (
-        "listener.security.protocol.map=CONTROLLER:SSL,REPLICATION-9091:SSL,PLAIN-9092:PLAINTEXT,TLS-9093:SSL\n"
-        in broker
+        broker["listener.security.protocol.map"]
+        == "CONTROLLER:SSL,REPLICATION-9091:SSL,PLAIN-9092:PLAINTEXT,TLS-9093:SSL"
     )
     chain = "${strimzidir:/opt/kafka/broker-certs:my-cluster-broker-1.crt}"
-    assert f"listener.name.tls-9093.ssl.keystore.certificate.chain={chain}\n" in broker
-    assert "listener.name.replication-9091.ssl.client.auth=required\n" in broker
+    assert broker["listener.name.tls-9093.ssl.keystore.certificate.chain"] == chain
+    assert broker["listener.name.replication-9091.ssl.client.auth"] == "required"
     pod = next(p for p in rolled["spec"]["pods"] if p["metadata"]["name"] == "my-cluster-broker-1")
     assert {v["name"]: v["secret"]["secretName"] for v in pod["spec"]["volumes"] if "secret" in v} == {
         "broker-certs": "my-cluster-broker-1",

@@ -9,7 +9,6 @@ error, and there must be none) and works from the keyboard. Screenshots go to th
 from __future__ import annotations
 
 import re
-import shutil
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,7 +30,6 @@ EXTENSION = "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurit
 LOGIN_MODULE = "org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule"
 USER = "operator"
 PASSWORD = f"pw-{uuid.uuid4().hex}"
-NOTE = Path("/work/notes/ui-screenshot.png")
 
 
 @dataclass(frozen=True)
@@ -124,8 +122,6 @@ def test_the_console_shows_the_connectors_and_restarts_a_failed_task_with_a_clic
         page.screenshot(path=str(tmp_path / "3-restarted.png"), full_page=True)
     finally:
         context.close()
-    if NOTE.parent.is_dir():
-        shutil.copyfile(tmp_path / "3-restarted.png", NOTE)
     with console.client() as client:
         try:
             assert _task_state(client, console.url, "ui-sink") == "RUNNING"

@@ -105,7 +105,8 @@ def test_internal_tls_puts_the_nodes_on_mutual_tls_behind_plain_client_listeners
 
 
 def test_a_cluster_with_an_authorizer_names_its_nodes_and_platform_super_users(tmp_path: Path) -> None:
-    from sparklink.platform.kafka import STANDARD_AUTHORIZER, KafkaCluster
+    from sparklink.platform.kafka import KafkaCluster
+    from sparklink.platform.kafka_node_settings import STANDARD_AUTHORIZER
 
     listeners = [Listener("plain", 9092), Listener("scram", 9094, tls=True, authentication="scram-sha-512")]
     cluster = KafkaCluster.create_nodes(

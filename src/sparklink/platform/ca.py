@@ -96,29 +96,26 @@ def new_ca(
     """A self-signed CA that signs leaf certificates only (path length 0)."""
     key = new_key(key_type, ca=True)
     name = _name(common_name, organizations)
-    cert = (
+    cert = _ca_certificate(name, key, validity_days, now)
+    return Issued(cert.public_bytes(serialization.Encoding.PEM), key_pem(key))
+
+
+def _ca_certificate(
+    name: x509.Name, key: rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey, validity_days: int, now: dt.datetime | None
+) -> x509.Certificate:
+    """A self-signed certificate for a CA key that signs leaf certificates only (path length 0)."""
+    return (
         _builder(name, name, key.public_key(), validity_days, now)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .add_extension(_usage(cert_sign=True), critical=True)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())
     )
-    return Issued(cert.public_bytes(serialization.Encoding.PEM), key_pem(key))
 
 
 def renew_ca(current: Issued, *, validity_days: int = VALIDITY_DAYS, now: dt.datetime | None = None) -> Issued:
     """A new certificate for the same CA key and subject, so what the old one signed still verifies."""
-    key = serialization.load_pem_private_key(current.key_pem, password=None)
-    if not isinstance(key, rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey):
-        raise TypeError("the CA key must be an RSA or EC key")
-    old = current.certificate
-    cert = (
-        _builder(old.subject, old.subject, key.public_key(), validity_days, now)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(_usage(cert_sign=True), critical=True)
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
-        .sign(key, hashes.SHA256())
-    )
+    cert = _ca_certificate(current.certificate.subject, _private_key(current.key_pem), validity_days, now)
     return Issued(cert.public_bytes(serialization.Encoding.PEM), current.key_pem)
 
 
@@ -133,13 +130,7 @@ def certify_key(
     """A CA certificate for an existing CA key whose certificate was lost (Strimzi: RENEW_CERT with no ca.crt)."""
     key = _private_key(key_pem)
     name = _name(common_name, organizations)
-    cert = (
-        _builder(name, name, key.public_key(), validity_days, now)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(_usage(cert_sign=True), critical=True)
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
-        .sign(key, hashes.SHA256())
-    )
+    cert = _ca_certificate(name, key, validity_days, now)
     return Issued(cert.public_bytes(serialization.Encoding.PEM), key_pem)
 
 

@@ -9,28 +9,25 @@ the platform's own clients.
 - The platform's own clients (readiness, the CLI's checks, DescribeQuorum): the default cluster's PLAINTEXT
   listener, or on a secured cluster the replication listener with the platform's certificate from the
   cluster CA (as Strimzi's operator uses its own certificate on the replication port).
-Caller: `kafka.KafkaCluster.access`.
+Reads a `kafka_layout.ClusterLayout`. Caller: `kafka.KafkaCluster.access`, `kafka_node_settings`.
 """
 
 from __future__ import annotations
 
 import ssl
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform import ca, kafka_listeners, kafka_users
 from sparklink.platform.cluster_ca import ClusterCa
+from sparklink.platform.kafka_layout import ClusterLayout, Node
 from sparklink.platform.kafka_listeners import TlsFiles
-
-if TYPE_CHECKING:
-    from sparklink.platform.kafka import KafkaCluster, Node
 
 __all__ = ["ClusterAccess"]
 
 
 class ClusterAccess:
-    def __init__(self, cluster: KafkaCluster) -> None:
+    def __init__(self, cluster: ClusterLayout) -> None:
         self.cluster = cluster
 
     # ------------------------------------------------------------------------------------------ users

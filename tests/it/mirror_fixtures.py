@@ -11,9 +11,10 @@ from collections.abc import Iterator
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.connectors.mirror import formats
 from sparklink.platform.kafka import KafkaCluster
-from tests.helpers import read_topic
+from tests.helpers import Cluster, clients, read_topic, topic_size
 from tests.support.kafka import kafka_cluster
 
 
@@ -43,18 +44,23 @@ def mirror_config(source: KafkaCluster, target: KafkaCluster, source_alias: str,
     }
 
 
-def create_topic(cluster: KafkaCluster, topic: str, partitions: int, **config: str) -> None:
+def _client(cluster: KafkaCluster | Cluster) -> KafkaClientSettings:
+    """A test cluster's client settings: a local cluster's PLAINTEXT listener, or given settings."""
+    return clients(cluster.bootstrap_servers if isinstance(cluster, KafkaCluster) else cluster)
+
+
+def create_topic(cluster: KafkaCluster | Cluster, topic: str, partitions: int, **config: str) -> None:
     from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    admin = AdminClient(_client(cluster).librdkafka())
     admin.create_topics([NewTopic(topic, partitions, 1, config=config)])[topic].result(30)
 
 
-def produce(cluster: KafkaCluster, topic: str, records: list[dict[str, object]]) -> None:
+def produce(cluster: KafkaCluster | Cluster, topic: str, records: list[dict[str, object]]) -> None:
     """Each record: partition, key, value, headers, timestamp (all optional but value)."""
     from confluent_kafka import Producer
 
-    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 5})
+    producer = Producer(_client(cluster).librdkafka(**{"linger.ms": 5}))
     for r in records:
         producer.produce(topic, **r)  # type: ignore[arg-type]
     assert producer.flush(30) == 0
@@ -73,16 +79,18 @@ def read_partitions(cluster: KafkaCluster, topic: str, expected: int, timeout: f
     return {p: [r for _, r in sorted(rs, key=lambda x: x[0])] for p, rs in out.items()}
 
 
-def commit(cluster: KafkaCluster, group: str, positions: dict[tuple[str, int], int]) -> None:
-    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": group})
+def commit(cluster: KafkaCluster | Cluster, group: str, positions: dict[tuple[str, int], int]) -> None:
+    consumer = Consumer(_client(cluster).librdkafka(**{"group.id": group}))
     try:
         consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in positions.items()], asynchronous=False)
     finally:
         consumer.close()
 
 
-def committed(cluster: KafkaCluster, group: str, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
-    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": group})
+def committed(
+    cluster: KafkaCluster | Cluster, group: str, partitions: list[tuple[str, int]]
+) -> dict[tuple[str, int], int]:
+    consumer = Consumer(_client(cluster).librdkafka(**{"group.id": group}))
     try:
         got = consumer.committed([TopicPartition(t, p) for t, p in partitions], timeout=30)
         return {(tp.topic, tp.partition): tp.offset for tp in got if tp.offset >= 0}
@@ -90,9 +98,12 @@ def committed(cluster: KafkaCluster, group: str, partitions: list[tuple[str, int
         consumer.close()
 
 
-def checkpoints(target: KafkaCluster, topic: str, group: str) -> dict[int, formats.Checkpoint]:
+def checkpoints(target: KafkaCluster | Cluster, topic: str, group: str) -> dict[int, formats.Checkpoint]:
+    """The latest checkpoint of each partition for `group`; empty while the topic has none (never waits)."""
     out: dict[int, formats.Checkpoint] = {}
-    for msg in read_topic(target.bootstrap_servers, topic, 1):
+    if topic_size(_client(target), topic) == 0:
+        return out
+    for msg in read_topic(_client(target), topic, 1):
         cp = formats.decode_checkpoint(msg.key(), msg.value())
         if cp.group == group:
             out[cp.partition] = cp  # the latest one wins, as in a compacted topic

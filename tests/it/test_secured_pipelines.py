@@ -36,11 +36,11 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from sparklink.clients.settings import KafkaClientSettings
-from sparklink.connectors.mirror import formats
 from sparklink.worker.assembly import RunningWorker, start_worker
 from sparklink.worker.config import WorkerConfig
 from tests.helpers import create_topic, read_topic, status, topic_size, unique, wait_for
-from tests.support.secured_kafka import SecuredKafka
+from tests.it.mirror_fixtures import checkpoints, committed
+from tests.support.secured_kafka import SecuredKafka, connect_props, prefixed
 from tests.worker_process import WorkerProcess, stop_all
 
 SCRAM = ("saslssl", "SCRAM-SHA-512")  # the worker's own clients
@@ -50,21 +50,6 @@ ROUTE_IDS = [f"{listener}-{mechanism or 'tls'}" for listener, mechanism in ROUTE
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 MIRROR = "org.apache.kafka.connect.mirror."
 BOUND = 30.0  # a refused credential is reported well within this, never after a hang
-
-
-def prefixed(prefix: str, props: Mapping[str, str]) -> dict[str, str]:
-    return {f"{prefix}{k}": v for k, v in props.items()}
-
-
-def connect_props(client: Mapping[str, str]) -> dict[str, str]:
-    """A Connect worker's Kafka settings: `client` for its own clients and, as Connect wants it, again under
-    producer./consumer./admin. for its tasks' (which do not inherit the top-level security settings)."""
-    return {
-        **client,
-        **prefixed("producer.", client),
-        **prefixed("consumer.", client),
-        **prefixed("admin.", client),
-    }
 
 
 def internal_topics(group: str) -> dict[str, Any]:
@@ -344,26 +329,6 @@ def test_kill_9_of_a_sasl_ssl_worker_moves_its_tasks_and_loses_no_record(
 
 
 # ------------------------------------------------------------------ MirrorMaker 2: SCRAM source, mTLS target
-def checkpoints(target: KafkaClientSettings, topic: str, group: str) -> dict[int, formats.Checkpoint]:
-    out: dict[int, formats.Checkpoint] = {}
-    for msg in read_topic(target, topic, 1):
-        cp = formats.decode_checkpoint(msg.key(), msg.value())
-        if cp.group == group:
-            out[cp.partition] = cp  # the latest one wins, as in a compacted topic
-    return out
-
-
-def committed(
-    cluster: KafkaClientSettings, group: str, partitions: list[tuple[str, int]]
-) -> dict[tuple[str, int], int]:
-    consumer = Consumer(cluster.librdkafka(**{"group.id": group}))
-    try:
-        found = consumer.committed([TopicPartition(t, p) for t, p in partitions], timeout=10)
-        return {(tp.topic, tp.partition): tp.offset for tp in found if tp.offset >= 0}
-    finally:
-        consumer.close()
-
-
 def test_mirror_maker_2_replicates_from_a_scram_cluster_to_a_mutual_tls_cluster(
     secured_kafka: SecuredKafka, secured_kafka_target: SecuredKafka, spark: Any, tmp_path: Path
 ) -> None:

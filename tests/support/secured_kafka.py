@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +31,21 @@ LISTENERS = (
     Listener("saslssl", 9095, tls=True, authentication=("scram-sha-512", "plain")),
     Listener("sasl", 9096, authentication="plain"),
 )
+
+
+def prefixed(prefix: str, props: Mapping[str, str]) -> dict[str, str]:
+    return {f"{prefix}{k}": v for k, v in props.items()}
+
+
+def connect_props(client: Mapping[str, str]) -> dict[str, str]:
+    """A Connect worker's Kafka settings: `client` for its own clients and, as Connect wants it, again under
+    producer./consumer./admin. for its tasks' (which do not inherit the top-level security settings)."""
+    return {
+        **client,
+        **prefixed("producer.", client),
+        **prefixed("consumer.", client),
+        **prefixed("admin.", client),
+    }
 
 
 @dataclass

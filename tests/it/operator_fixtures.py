@@ -9,6 +9,7 @@ check sees them; every fixture stops what it started.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -25,7 +26,8 @@ import pytest
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
-from sparklink.operator.kube.install import apply_crds
+from sparklink.operator import rbac
+from sparklink.operator.kube.install import apply_crds, apply_rbac
 from sparklink.operator.model.resources import GROUP, PLURALS, VERSION
 from sparklink.platform import ports, process
 from tests.helpers import unique, wait_for
@@ -191,15 +193,12 @@ class OperatorProcess:
         """Kill any worker a killed operator left behind (the normal stop already stopped them)."""
         workers = self.state_dir / "workers"
         for record in [*workers.glob("*/*/*/worker.json"), *workers.glob("*/*/*/replica-*/worker.json")]:
-            import json
-
             pid = json.loads(record.read_text()).get("pid", 0)
             if pid and process.alive(pid):
                 process.kill(pid)
 
     def cleanup_kafka(self) -> None:
         """Kill the Kafka nodes and agents a killed operator left behind (the normal stop stopped them)."""
-        import json
 
         for record in (self.state_dir / "workers").glob("*/Kafka/*/cluster/cluster.json"):
             for node in json.loads(record.read_text()).get("nodes", []):
@@ -218,10 +217,51 @@ def namespace(kube_api: k8s.ApiClient, crds: list[str]) -> Iterator[str]:
         core.delete_namespace(name)
 
 
+@pytest.fixture(scope="session")
+def operator_account(kube_api: k8s.ApiClient, crds: list[str]) -> Iterator[str]:
+    """The namespace of the shipped `sparklink-operator` ServiceAccount every test operator runs as."""
+    name = unique("sparklink-operator")
+    apply_rbac(kube_api, name, [name])
+    yield name
+    with contextlib.suppress(ApiException):
+        k8s.CoreV1Api(kube_api).delete_namespace(name)
+
+
+def service_account_kubeconfig(kube: Any, kube_api: k8s.ApiClient, account_namespace: str, path: Path) -> Path:
+    """A kubeconfig holding a fresh token of the operator's ServiceAccount (a TokenRequest, as `kubectl create
+    token` makes), so the process using it has exactly the shipped RBAC."""
+    request = k8s.AuthenticationV1TokenRequest(spec=k8s.V1TokenRequestSpec(audiences=[], expiration_seconds=4 * 3600))
+    token = k8s.CoreV1Api(kube_api).create_namespaced_service_account_token(
+        rbac.SERVICE_ACCOUNT, account_namespace, request
+    )
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "local", "cluster": {"server": kube.server, "certificate-authority": str(kube.ca_file)}}],
+        "users": [{"name": rbac.SERVICE_ACCOUNT, "user": {"token": token.status.token}}],
+        "contexts": [{"name": "operator", "context": {"cluster": "local", "user": rbac.SERVICE_ACCOUNT}}],
+        "current-context": "operator",
+    }
+    path.write_text(json.dumps(config))
+    path.chmod(0o600)
+    return path
+
+
 @pytest.fixture(scope="module")
-def operator_process(kube: Any, namespace: str) -> Iterator[OperatorProcess]:
+def operator_kubeconfig(
+    kube: Any, kube_api: k8s.ApiClient, namespace: str, operator_account: str, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """The operator's own kubeconfig for a module: the shipped RBAC bound in the module's namespace only (what
+    `sparklink operator install --apply -n <account> -w <namespace>` creates), so every operator test runs with
+    exactly the permissions users install."""
+    apply_rbac(kube_api, operator_account, [namespace])
+    return service_account_kubeconfig(kube, kube_api, operator_account, tmp_path_factory.mktemp("sa") / "kubeconfig")
+
+
+@pytest.fixture(scope="module")
+def operator_process(operator_kubeconfig: Path, namespace: str) -> Iterator[OperatorProcess]:
     state = Path(tempfile.mkdtemp(prefix="sparklink-test-operator-"))
-    proc = OperatorProcess(kube.kubeconfig, namespace, state).start()
+    proc = OperatorProcess(operator_kubeconfig, namespace, state).start()
     try:
         yield proc
     finally:

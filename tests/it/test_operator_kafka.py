@@ -53,9 +53,9 @@ RECOVERY_ROUNDS = 16
 
 
 @pytest.fixture(scope="module")
-def operator(kube: Any, namespace: str) -> Iterator[OperatorProcess]:
+def operator(operator_kubeconfig: Path, namespace: str) -> Iterator[OperatorProcess]:
     state = Path(tempfile.mkdtemp(prefix="sparklink-test-operator-"))
-    proc = OperatorProcess(kube.kubeconfig, namespace, state, STEADY).start()
+    proc = OperatorProcess(operator_kubeconfig, namespace, state, STEADY).start()
     try:
         yield proc
     finally:

@@ -43,9 +43,9 @@ STEADY = ["--kafka-heap", "256m", "--full-reconcile-interval", "10"]
 
 
 @pytest.fixture(scope="module")
-def operator(kube: Any, namespace: str) -> Iterator[OperatorProcess]:
+def operator(operator_kubeconfig: Path, namespace: str) -> Iterator[OperatorProcess]:
     state = Path(tempfile.mkdtemp(prefix="sparklink-test-operator-"))
-    proc = OperatorProcess(kube.kubeconfig, namespace, state, STEADY).start()
+    proc = OperatorProcess(operator_kubeconfig, namespace, state, STEADY).start()
     try:
         yield proc
     finally:

@@ -41,9 +41,11 @@ def gone(*reads: Any) -> bool:
 
 
 def test_deployment_service_and_config_map_validate_and_are_owned(kube_api: k8s.ApiClient, kubeobj: Kube) -> None:
-    created = kubeobj.create(kafka_connect_body("objects", "my-cluster-kafka-bootstrap:9092"))
+    body = kafka_connect_body("objects", "my-cluster-kafka-bootstrap:9092")
+    body["spec"]["resources"] = {"requests": {"cpu": "250m"}, "limits": {"memory": "2Gi"}}
+    created = kubeobj.create(body)
     owner = Resource.from_json(created)
-    runtime = KubernetesWorkerHost(kube_api, image="example.org/sparklink:test")
+    runtime = KubernetesWorkerHost(kube_api, image="example.org/sparklink:test", operator_namespace=kubeobj.ns)
     state = runtime.ensure(owner, workers.from_resource(owner))
     assert state.url == f"http://objects-connect-api.{kubeobj.ns}.svc:8083" and not state.ready
 
@@ -65,6 +67,27 @@ def test_deployment_service_and_config_map_validate_and_are_owned(kube_api: k8s.
     assert service.spec.ports[0].name == "rest-api" and service.spec.ports[0].port == 8083
     assert deployment.spec.template.spec.containers[0].image == "example.org/sparklink:test"
     assert "group.id=" + owner.spec["groupId"] in config_map.data["kafka-connect.properties"]
+    # Strimzi's hardening, as the API server stored it: the pods restricted and on their own account, the REST
+    # port open to the group and the operator only (the operator's namespace is given here: same namespace).
+    pod = deployment.spec.template.spec
+    (container,) = pod.containers
+    assert pod.service_account_name == "objects-connect" and pod.automount_service_account_token is False
+    assert pod.security_context.run_as_non_root and pod.security_context.seccomp_profile.type == "RuntimeDefault"
+    restricted = container.security_context
+    assert restricted.read_only_root_filesystem and restricted.allow_privilege_escalation is False
+    assert restricted.capabilities.drop == ["ALL"]
+    assert container.resources.limits == {"memory": "2Gi"} and container.resources.requests == {"cpu": "250m"}
+    assert core.read_namespaced_service_account("objects-connect", kubeobj.ns).metadata.owner_references[0].uid == (
+        owner.uid
+    )
+    policy = k8s.NetworkingV1Api(kube_api).read_namespaced_network_policy("objects-connect-network-policy", kubeobj.ns)
+    assert policy.spec.pod_selector.match_labels == service.spec.selector
+    (rule,) = policy.spec.ingress
+    assert [(p.port, p.protocol) for p in rule.ports] == [(8083, "TCP")]
+    group, operator = rule._from
+    assert group.pod_selector.match_labels == service.spec.selector and group.namespace_selector is None
+    assert operator.pod_selector.match_labels == {"strimzi.io/kind": "cluster-operator"}
+    assert operator.namespace_selector is None
     # The controller manager acts on the Deployment: it gets a ReplicaSet.
     wait_for(
         lambda: apps.list_namespaced_replica_set(kubeobj.ns, label_selector="strimzi.io/cluster=objects").items,
@@ -92,6 +115,49 @@ def test_deployment_service_and_config_map_validate_and_are_owned(kube_api: k8s.
         )
 
     wait_for(collected, 120, "the garbage collector to delete what the KafkaConnect owned")
+
+
+def test_a_group_with_credentials_gets_a_role_for_exactly_its_secrets_and_loses_it_without(
+    kube_api: k8s.ApiClient, kubeobj: Kube
+) -> None:
+    core, rbac = k8s.CoreV1Api(kube_api), k8s.RbacAuthorizationV1Api(kube_api)
+    core.create_namespaced_secret(
+        kubeobj.ns, {"metadata": {"name": "creds-user"}, "stringData": {"password": "pw-not-in-any-object"}}
+    )
+    body = kafka_connect_body("creds", "my-cluster-kafka-bootstrap:9092")
+    body["spec"]["authentication"] = {
+        "type": "scram-sha-512",
+        "username": "creds-user",
+        "passwordSecret": {"secretName": "creds-user", "password": "password"},
+    }
+    owner = Resource.from_json(kubeobj.create(body))
+    settings = workers.from_resource(owner)
+    assert settings.client_auth is not None
+    store = KubeStore(kube_api)
+    material = settings.client_auth.resolve(lambda name: store.secret_data(kubeobj.ns, name), kubeobj.ns)
+    runtime = KubernetesWorkerHost(kube_api, operator_namespace="operators")
+    runtime.ensure(owner, dataclasses.replace(settings, material=material))
+
+    role = rbac.read_namespaced_role("creds-connect", kubeobj.ns)
+    assert [(r.resources, r.verbs, r.resource_names) for r in role.rules] == [(["secrets"], ["get"], ["creds-user"])]
+    binding = rbac.read_namespaced_role_binding("creds-connect-role", kubeobj.ns)
+    assert [(s.kind, s.name) for s in binding.subjects] == [("ServiceAccount", "creds-connect")]
+    config = core.read_namespaced_config_map("creds-connect-config", kubeobj.ns).data["kafka-connect.properties"]
+    assert "pw-not-in-any-object" not in config
+    pod = k8s.AppsV1Api(kube_api).read_namespaced_deployment("creds-connect", kubeobj.ns).spec.template.spec
+    assert pod.automount_service_account_token is True  # the config provider reads the Secret with it
+    policy = k8s.NetworkingV1Api(kube_api).read_namespaced_network_policy("creds-connect-network-policy", kubeobj.ns)
+    operator = policy.spec.ingress[0]._from[1]
+    assert operator.namespace_selector.match_labels == {"kubernetes.io/metadata.name": "operators"}
+
+    # The authentication removed: the pods may read no Secret any more.
+    plain = Resource.from_json(kubeobj.patch("KafkaConnect", "creds", {"spec": {"authentication": None}}))
+    runtime.ensure(plain, workers.from_resource(plain))
+    assert gone(
+        lambda: rbac.read_namespaced_role("creds-connect", kubeobj.ns),
+        lambda: rbac.read_namespaced_role_binding("creds-connect-role", kubeobj.ns),
+    )
+    kubeobj.delete("KafkaConnect", "creds")
 
 
 def test_a_kafka_becomes_services_config_maps_and_pod_sets_the_api_server_accepts(

@@ -1,4 +1,4 @@
-"""`sparklink operator`: run the Strimzi-compatible operator, and install its CRDs."""
+"""`sparklink operator`: run the Strimzi-compatible operator, and install its CRDs and least-privilege RBAC."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ import typer
 app = typer.Typer(
     help="Run Kafka clusters, Kafka Connect, connectors and MirrorMaker 2 from Strimzi resources "
     "(kafka.strimzi.io/v1).\n\n"
-    "1. Install the CRDs:      sparklink operator crds --apply   (or: sparklink operator crds | kubectl apply -f -)\n\n"
-    "2. Run the operator:      sparklink operator run --kubeconfig ~/.kube/config\n\n"
+    "1. Install the CRDs and least-privilege RBAC: sparklink operator install --apply "
+    "(or: sparklink operator install | kubectl apply -f -)\n\n"
+    "2. Run the operator as its ServiceAccount: sparklink operator run --kubeconfig <its kubeconfig>\n\n"
     '3. Apply Strimzi manifests: a KafkaConnect with the annotation strimzi.io/use-connector-resources: "true", '
     "then KafkaConnectors labelled strimzi.io/cluster: <that KafkaConnect>. Restart, offsets and state work "
     "through Strimzi's annotations and fields. A Kafka with KafkaNodePools (Strimzi's KRaft examples) runs a "
@@ -138,3 +139,62 @@ def crds_command(
     with api_client(kubeconfig) as api:
         for name in apply_crds(api):
             typer.echo(f"customresourcedefinition {name} applied")
+
+
+@app.command("install")
+def install_command(
+    apply: Annotated[
+        bool,
+        typer.Option(
+            "--apply/--print",
+            help="--print (the default) writes the CRDs and the RBAC objects as one YAML stream; --apply creates or "
+            "updates them on the API server (and creates --namespace if it is missing).",
+        ),
+    ] = False,
+    namespace: Annotated[
+        str, typer.Option("--namespace", "-n", help="Namespace of the operator's ServiceAccount (where it runs).")
+    ] = "sparklink",
+    watch_namespace: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--watch-namespace",
+            "-w",
+            help="A namespace the operator may act in (repeat for several): bound there by a RoleBinding only. "
+            "Without it, a ClusterRoleBinding lets it act in every namespace. Pass the same list to "
+            "`operator run --namespace`.",
+        ),
+    ] = None,
+    kubeconfig: Kubeconfig = None,
+) -> None:
+    """Install the operator with least privilege: its CRDs, the ServiceAccount `sparklink-operator`, and two
+    ClusterRoles holding exactly the verbs and resources its API calls use.
+
+    sparklink-operator-namespaced: in the watched namespaces, the Strimzi resources (get, list, watch, patch; their
+    /status: patch), Secrets (get, create, update, delete: never list), ConfigMaps, and for the Kubernetes runtime
+    the Deployments, Services, ServiceAccounts, NetworkPolicies and the Roles that let worker pods read their own
+    Secrets. sparklink-operator-global: list and watch of CRDs and namespaces, nothing else.
+
+    Examples:
+
+      sparklink operator install | kubectl apply -f -
+
+      sparklink operator install --apply -n kafka-operator -w team-a -w team-b
+
+    Then run the operator as that account, e.g. in a pod with serviceAccountName: sparklink-operator, or with a
+    kubeconfig holding its token (kubectl create token sparklink-operator -n <namespace>), and
+    `sparklink operator run --namespace team-a --namespace team-b`.
+    """
+    from sparklink.operator import crds, rbac
+
+    watched = list(watch_namespace or [])
+    if not apply:
+        typer.echo("\n---\n".join([*crds.texts().values(), rbac.text(namespace, watched)]).rstrip())
+        return
+    from sparklink.operator.kube.install import apply_crds, apply_rbac
+    from sparklink.operator.kube.store import api_client
+
+    with api_client(kubeconfig) as api:
+        for name in apply_crds(api):
+            typer.echo(f"customresourcedefinition {name} applied")
+        for applied in apply_rbac(api, namespace, watched):
+            typer.echo(f"{applied} applied")

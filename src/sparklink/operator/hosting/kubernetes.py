@@ -1,20 +1,19 @@
-"""Runs a resource's Connect workers in a Kubernetes cluster: a ConfigMap with the worker properties, a
-Deployment of `sparklink worker` pods, and the REST Service, named and labelled as Strimzi names them
-(`<name>-connect`, `<name>-connect-config`, `<name>-connect-api` on port 8083 `rest-api`; MirrorMaker 2:
-`<name>-mirrormaker2...`), each owned by the resource (`controller: true`, `blockOwnerDeletion: true`) so
-Kubernetes' garbage collector removes them with it. Strimzi runs Connect pods through its own
-StrimziPodSets; a Deployment is the plain-Kubernetes equivalent for one worker.
+"""Runs a resource's Connect workers in a Kubernetes cluster: applies the objects `model.connect_objects`
+renders (the pods' ServiceAccount and Secret-reading Role, the ConfigMap with the worker properties, the REST
+Service, the NetworkPolicy that keeps the REST port to the group and the operator, and the Deployment of
+`sparklink worker` pods). Each is created, or merge-patched where it exists, so what others added stays.
 
 The workers' REST URL is the Service's cluster DNS name, so the operator must run in the cluster (or
-reach its Services) to talk to them. With `spec.replicas` above 1 the pods form one distributed group
-(`WorkerSettings.properties`); each advertises its pod IP (`rest.advertised.host.name`, appended to a
-copy of the mounted properties at start) so the others can forward requests to it.
+reach its Services) to talk to them; running in a pod, it names its own namespace in the NetworkPolicy.
+With `spec.replicas` above 1 the pods form one distributed group (`WorkerSettings.properties`); each
+listens on and advertises its pod IP so the others can forward requests to it.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
@@ -22,147 +21,49 @@ from kubernetes.client.exceptions import ApiException
 from sparklink.clients.settings import properties_text
 from sparklink.operator.connect_client import ConnectClient
 from sparklink.operator.hosting import HostState
-from sparklink.operator.model.resources import KAFKA_CONNECT, Key, Resource
+from sparklink.operator.model import connect_objects
+from sparklink.operator.model.connect_objects import CONFIG_FILE, REST_PORT, component, labels
+from sparklink.operator.model.resources import Key, Resource
 from sparklink.operator.model.workers import WorkerSettings
+
+__all__ = ["CONFIG_FILE", "REST_PORT", "KubernetesWorkerHost", "component", "desired_objects", "labels"]
 
 log = logging.getLogger("sparklink.operator.hosting")
 
-REST_PORT = 8083
-CONFIG_FILE = "kafka-connect.properties"
 DEFAULT_IMAGE = "sparklink:latest"
+# Where a pod's ServiceAccount namespace is mounted: the operator's own namespace when it runs in the cluster.
+IN_CLUSTER_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
-def component(key: Key) -> str:
-    return f"{key.name}-connect" if key.kind == KAFKA_CONNECT else f"{key.name}-mirrormaker2"
+def desired_objects(
+    owner: Resource, settings: WorkerSettings, image: str, operator_namespace: str | None = None
+) -> dict[str, dict[str, Any]]:
+    """`model.connect_objects.desired_objects` with the ConfigMap written as Java writes properties."""
+    return connect_objects.desired_objects(owner, settings, image, properties_text, operator_namespace)
 
 
-def labels(owner: Resource) -> dict[str, str]:
-    name = component(owner.key)
-    kind_label = "kafka-connect" if owner.kind == KAFKA_CONNECT else "kafka-mirror-maker-2"
-    return {
-        "strimzi.io/cluster": owner.name,
-        "strimzi.io/name": name,
-        "strimzi.io/kind": owner.kind,
-        "strimzi.io/component-type": kind_label,
-        "app.kubernetes.io/name": kind_label,
-        "app.kubernetes.io/instance": owner.name,
-        "app.kubernetes.io/part-of": f"strimzi-{owner.name}"[:63],
-        "app.kubernetes.io/managed-by": "sparklink-operator",
-    }
-
-
-def desired_objects(owner: Resource, settings: WorkerSettings, image: str) -> dict[str, dict[str, Any]]:
-    """The ConfigMap, Service and Deployment for `owner`, as plain API objects (pure; unit-testable)."""
-    name = component(owner.key)
-    meta_labels = labels(owner)
-    selector = {k: meta_labels[k] for k in ("strimzi.io/cluster", "strimzi.io/name", "strimzi.io/kind")}
-    owner_ref = [owner.owner_reference(controller=True)]
-    security = {}
-    if settings.client_auth is not None and settings.material is not None:
-        providers = settings.config.get("config.providers")
-        security = settings.client_auth.kubernetes_settings(owner.namespace, providers, settings.material)
-    properties = {**settings.properties(), **security, "rest.host.name": "0.0.0.0", "rest.port": str(REST_PORT)}
-    config_map = {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": f"{name}-config", "labels": meta_labels, "ownerReferences": owner_ref},
-        "data": {CONFIG_FILE: properties_text(properties)},
-    }
-    service = {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": {"name": f"{name}-api", "labels": meta_labels, "ownerReferences": owner_ref},
-        "spec": {
-            "type": "ClusterIP",
-            "selector": selector,
-            "ports": [{"name": "rest-api", "port": REST_PORT, "targetPort": REST_PORT, "protocol": "TCP"}],
-        },
-    }
-    image = str(owner.spec.get("image") or image)
-    deployment = {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {
-            "name": name,
-            "labels": meta_labels,
-            "ownerReferences": owner_ref,
-            "annotations": {"sparklink.io/worker-settings": settings.fingerprint()},
-        },
-        "spec": {
-            "replicas": settings.replicas,
-            "selector": {"matchLabels": selector},
-            "template": {
-                "metadata": {
-                    "labels": meta_labels,
-                    "annotations": {"sparklink.io/worker-settings": settings.fingerprint()},
-                },
-                "spec": {
-                    "containers": [
-                        {
-                            "name": name,
-                            "image": image,
-                            **_container_start(settings.replicas),
-                            "ports": [{"name": "rest-api", "containerPort": REST_PORT, "protocol": "TCP"}],
-                            "readinessProbe": {"httpGet": {"path": "/", "port": "rest-api"}, "periodSeconds": 10},
-                            "livenessProbe": {
-                                "httpGet": {"path": "/", "port": "rest-api"},
-                                "initialDelaySeconds": 60,
-                                "periodSeconds": 10,
-                            },
-                            "volumeMounts": [{"name": "config", "mountPath": "/opt/sparklink/config"}],
-                        }
-                    ],
-                    "volumes": [{"name": "config", "configMap": {"name": f"{name}-config"}}],
-                },
-            },
-        },
-    }
-    return {"ConfigMap": config_map, "Service": service, "Deployment": deployment}
-
-
-def _container_start(replicas: int) -> dict[str, Any]:
-    """How a pod starts its worker: as is for one replica; in a group, with its pod IP advertised (the
-    Service name would send a forwarded request to any pod, not to the leader)."""
-    mounted = f"/opt/sparklink/config/{CONFIG_FILE}"
-    if replicas <= 1:
-        return {"args": ["worker", mounted]}
-    local = f"/tmp/{CONFIG_FILE}"
-    script = (
-        f'cp {mounted} {local} && echo "rest.advertised.host.name=$POD_IP" >> {local} && exec sparklink worker {local}'
-    )
-    return {
-        "command": ["sh", "-c", script],
-        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
-    }
+def own_namespace() -> str | None:
+    try:
+        return IN_CLUSTER_NAMESPACE.read_text().strip() or None
+    except OSError:
+        return None
 
 
 class KubernetesWorkerHost:
-    def __init__(self, api: k8s.ApiClient, image: str = DEFAULT_IMAGE) -> None:
+    def __init__(self, api: k8s.ApiClient, image: str = DEFAULT_IMAGE, operator_namespace: str | None = None) -> None:
         self.core = k8s.CoreV1Api(api)
         self.apps = k8s.AppsV1Api(api)
+        self.rbac = k8s.RbacAuthorizationV1Api(api)
+        self.networking = k8s.NetworkingV1Api(api)
         self.image = image
+        self.operator_namespace = operator_namespace or own_namespace()
 
     def ensure(self, owner: Resource, settings: WorkerSettings) -> HostState:
-        objects = desired_objects(owner, settings, self.image)
-        ns = owner.namespace
-        self._apply(
-            objects["ConfigMap"],
-            lambda: self.core.read_namespaced_config_map(objects["ConfigMap"]["metadata"]["name"], ns),
-            lambda body: self.core.create_namespaced_config_map(ns, body),
-            lambda body: self.core.patch_namespaced_config_map(body["metadata"]["name"], ns, body),
-        )
-        self._apply(
-            objects["Service"],
-            lambda: self.core.read_namespaced_service(objects["Service"]["metadata"]["name"], ns),
-            lambda body: self.core.create_namespaced_service(ns, body),
-            lambda body: self.core.patch_namespaced_service(body["metadata"]["name"], ns, body),
-        )
-        self._apply(
-            objects["Deployment"],
-            lambda: self.apps.read_namespaced_deployment(objects["Deployment"]["metadata"]["name"], ns),
-            lambda body: self.apps.create_namespaced_deployment(ns, body),
-            lambda body: self.apps.patch_namespaced_deployment(body["metadata"]["name"], ns, body),
-        )
+        objects = desired_objects(owner, settings, self.image, self.operator_namespace)
+        for body in objects.values():
+            self._apply(owner.namespace, body)
+        if "Role" not in objects:  # the settings no longer name a Secret: the pods may read none
+            self._delete_role(owner)
         return self._state(owner.key, settings.replicas)
 
     def state(self, key: Key) -> HostState | None:
@@ -188,14 +89,45 @@ class KubernetesWorkerHost:
             ready = client.alive()
         return HostState(url, ready, replicas, None if ready else f"no worker answers at {url} yet")
 
-    @staticmethod
-    def _apply(body: dict[str, Any], read: Any, create: Any, patch: Any) -> None:
+    def _calls(self, kind: str) -> tuple[Any, Any]:
+        """The create and update calls of a kind (`(namespace, body)` and `(name, namespace, body)`)."""
+        calls = {
+            "ServiceAccount": (self.core.create_namespaced_service_account, self.core.patch_namespaced_service_account),
+            "ConfigMap": (self.core.create_namespaced_config_map, self.core.patch_namespaced_config_map),
+            "Service": (self.core.create_namespaced_service, self.core.patch_namespaced_service),
+            # A Role's rules are a list a merge patch would keep a Secret no longer named in: replaced whole.
+            "Role": (self.rbac.create_namespaced_role, self.rbac.replace_namespaced_role),
+            "RoleBinding": (self.rbac.create_namespaced_role_binding, self.rbac.patch_namespaced_role_binding),
+            "NetworkPolicy": (
+                self.networking.create_namespaced_network_policy,
+                self.networking.patch_namespaced_network_policy,
+            ),
+            "Deployment": (self.apps.create_namespaced_deployment, self.apps.patch_namespaced_deployment),
+        }
+        return calls[kind]
+
+    def _apply(self, namespace: str, body: dict[str, Any]) -> None:
+        """Create the object, or patch it where it exists (create first: one call in the steady state's
+        place of a read, and no read permission needed beyond what the operator uses)."""
+        create, patch = self._calls(body["kind"])
+        name = body["metadata"]["name"]
         try:
-            read()
-        except ApiException as exc:
-            if exc.status != 404:
-                raise
-            create(body)
-            log.info("created %s %s", body["kind"], body["metadata"]["name"])
+            create(namespace, cast(Any, body))
+            log.info("created %s %s/%s", body["kind"], namespace, name)
             return
-        patch(body)
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+        patch(name, namespace, cast(Any, body))
+
+    def _delete_role(self, owner: Resource) -> None:
+        name = component(owner.key)
+        for delete, role_name in (
+            (self.rbac.delete_namespaced_role_binding, f"{name}-role"),
+            (self.rbac.delete_namespaced_role, name),
+        ):
+            try:
+                delete(role_name, owner.namespace)
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise

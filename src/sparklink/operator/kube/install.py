@@ -1,14 +1,16 @@
-"""Installs the operator's CRDs on an API server (for users without kubectl, and for the tests)."""
+"""Installs the operator on an API server: its CRDs, and its ServiceAccount and least-privilege roles (for users
+without kubectl, `sparklink operator crds|install --apply`, and for the tests)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
-from sparklink.operator import crds
+from sparklink.operator import crds, rbac
 
 
 def apply_crds(api: k8s.ApiClient, timeout: float = 60.0) -> list[str]:
@@ -40,3 +42,35 @@ def apply_crds(api: k8s.ApiClient, timeout: float = 60.0) -> list[str]:
 
 def _established(crd: Any) -> bool:
     return any(c.type == "Established" and c.status == "True" for c in (crd.status.conditions or []))
+
+
+def apply_rbac(api: k8s.ApiClient, namespace: str, watch_namespaces: Sequence[str] = ()) -> list[str]:
+    """Create or replace the operator's ServiceAccount, ClusterRoles and bindings (`rbac.documents`), creating
+    `namespace` when it does not exist; returns `kind/name` of each object applied."""
+    core, roles = k8s.CoreV1Api(api), k8s.RbacAuthorizationV1Api(api)
+    try:
+        core.read_namespace(namespace)
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
+        core.create_namespace(k8s.V1Namespace(metadata=k8s.V1ObjectMeta(name=namespace)))
+    # kind -> (create, replace); namespaced calls take the namespace first.
+    calls: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
+        "ServiceAccount": (core.create_namespaced_service_account, core.replace_namespaced_service_account),
+        "ClusterRole": (roles.create_cluster_role, roles.replace_cluster_role),
+        "ClusterRoleBinding": (roles.create_cluster_role_binding, roles.replace_cluster_role_binding),
+        "RoleBinding": (roles.create_namespaced_role_binding, roles.replace_namespaced_role_binding),
+    }
+    applied = []
+    for doc in rbac.documents(namespace, watch_namespaces):
+        create, replace = calls[doc["kind"]]
+        name, ns = doc["metadata"]["name"], doc["metadata"].get("namespace")
+        where = (ns,) if ns else ()
+        try:
+            create(*where, doc)
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+            replace(name, *where, doc)
+        applied.append(f"{doc['kind'].lower()}/{name}" + (f" (namespace {ns})" if ns else ""))
+    return applied

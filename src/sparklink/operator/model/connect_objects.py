@@ -1,0 +1,260 @@
+"""The Kubernetes objects of a KafkaConnect's or KafkaMirrorMaker2's worker group, as Strimzi writes them.
+
+Pure: a resource and its `WorkerSettings` in, plain API objects (dicts) out; `hosting.kubernetes` applies
+them and the unit tests read them. Names and labels are Strimzi's (`<name>-connect`, `-connect-config`,
+`-connect-api` on port 8083 `rest-api`; MirrorMaker 2: `<name>-mirrormaker2...`), and each object is owned
+by the resource (`controller: true`, `blockOwnerDeletion: true`) so the garbage collector removes them with it.
+Strimzi runs Connect pods through StrimziPodSets; a Deployment is the plain-Kubernetes equivalent.
+
+What keeps a group to itself (KafkaConnectCluster.generateNetworkPolicy, generateRole, the restricted pod
+security provider):
+- a NetworkPolicy that lets only the group's own pods and the operator's (`strimzi.io/kind:
+  cluster-operator`, in the operator's namespace when known) reach the REST port;
+- each pod's own ServiceAccount, and a Role that lets it `get` exactly the Secrets its settings name
+  through `${strimzisecrets:...}` placeholders (credentials never sit in the ConfigMap);
+- a restricted securityContext (non-root, no privilege escalation, no capabilities, RuntimeDefault
+  seccomp, read-only root filesystem with emptyDirs for /tmp and the worker's state), `spec.resources`
+  passed through, and the REST listener bound to the pod's own IP rather than every interface.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sparklink.operator.model.resources import KAFKA_CONNECT, Key, Resource
+from sparklink.operator.model.workers import WorkerSettings
+
+REST_PORT = 8083
+CONFIG_FILE = "kafka-connect.properties"
+CONFIG_DIR = "/opt/sparklink/config"
+STATE_DIR = "/var/lib/sparklink"
+TMP_DIR = "/tmp"
+OPERATOR_KIND = "cluster-operator"  # Strimzi's `strimzi.io/kind` label on the operator's pods
+WORKER_SETTINGS_ANNOTATION = "sparklink.io/worker-settings"
+RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
+# Non-root user and group of the image's `sparklink` account (any non-zero id works: the root filesystem is
+# read-only, and what the worker writes goes to the emptyDirs, which the pod's fsGroup may write).
+RUN_AS = 1001
+
+
+def component(key: Key) -> str:
+    return f"{key.name}-connect" if key.kind == KAFKA_CONNECT else f"{key.name}-mirrormaker2"
+
+
+def labels(owner: Resource) -> dict[str, str]:
+    name = component(owner.key)
+    kind_label = "kafka-connect" if owner.kind == KAFKA_CONNECT else "kafka-mirror-maker-2"
+    return {
+        "strimzi.io/cluster": owner.name,
+        "strimzi.io/name": name,
+        "strimzi.io/kind": owner.kind,
+        "strimzi.io/component-type": kind_label,
+        "app.kubernetes.io/name": kind_label,
+        "app.kubernetes.io/instance": owner.name,
+        "app.kubernetes.io/part-of": f"strimzi-{owner.name}"[:63],
+        "app.kubernetes.io/managed-by": "sparklink-operator",
+    }
+
+
+def selector_labels(owner: Resource) -> dict[str, str]:
+    """Strimzi's selector labels: what the Service, the Deployment and the NetworkPolicy match pods by."""
+    own = labels(owner)
+    return {k: own[k] for k in ("strimzi.io/cluster", "strimzi.io/name", "strimzi.io/kind")}
+
+
+def secret_names(settings: WorkerSettings) -> list[str]:
+    """The Secrets the pods read through the Kubernetes config provider (their key and password)."""
+    auth = settings.client_auth
+    if auth is None:
+        return []
+    refs = (auth.certificate, auth.private_key, auth.password)
+    return sorted({ref.secret for ref in refs if ref is not None})
+
+
+PropertiesText = Callable[[Mapping[str, str]], str]
+
+
+def desired_objects(
+    owner: Resource,
+    settings: WorkerSettings,
+    image: str,
+    properties_text: PropertiesText,
+    operator_namespace: str | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Every object of the group by kind, in the order they are applied (the pods' account before them).
+
+    `properties_text` writes the ConfigMap's properties file (`clients.settings.properties_text`, Java's escaping,
+    passed in by the host: the model imports no client code)."""
+    name = component(owner.key)
+    meta = {"labels": labels(owner), "ownerReferences": [owner.owner_reference(controller=True)]}
+    security: dict[str, str] = {}
+    if settings.client_auth is not None and settings.material is not None:
+        providers = settings.config.get("config.providers")
+        security = settings.client_auth.kubernetes_settings(owner.namespace, providers, settings.material)
+    # The listener's host is the pod's IP, added at start (`_start`): not in the shared ConfigMap.
+    properties = {**settings.properties(), **security, "rest.port": str(REST_PORT), "sparklink.state.dir": STATE_DIR}
+    objects: dict[str, dict[str, Any]] = {
+        "ServiceAccount": {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": name, **meta},
+        },
+    }
+    secrets = secret_names(settings)
+    if secrets:
+        objects["Role"] = {
+            "apiVersion": RBAC_API_VERSION,
+            "kind": "Role",
+            "metadata": {"name": name, **meta},
+            "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"], "resourceNames": secrets}],
+        }
+        objects["RoleBinding"] = {
+            "apiVersion": RBAC_API_VERSION,
+            "kind": "RoleBinding",
+            "metadata": {"name": f"{name}-role", **meta},
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": owner.namespace}],
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+        }
+    objects["ConfigMap"] = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": f"{name}-config", **meta},
+        "data": {CONFIG_FILE: properties_text(properties)},
+    }
+    objects["Service"] = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": f"{name}-api", **meta},
+        "spec": {
+            "type": "ClusterIP",
+            "selector": selector_labels(owner),
+            "ports": [{"name": "rest-api", "port": REST_PORT, "targetPort": REST_PORT, "protocol": "TCP"}],
+        },
+    }
+    objects["NetworkPolicy"] = network_policy(owner, operator_namespace)
+    objects["Deployment"] = deployment(owner, settings, str(owner.spec.get("image") or image), bool(secrets))
+    return objects
+
+
+def network_policy(owner: Resource, operator_namespace: str | None) -> dict[str, Any]:
+    """The REST port open to the group's own pods (forwarded requests) and the operator's, nothing else.
+
+    As Strimzi's NetworkPolicyUtils: an operator in the same namespace is matched without a namespace
+    selector; in another known namespace, by that namespace's name label; unknown, in any namespace."""
+    operator_peer: dict[str, Any] = {"podSelector": {"matchLabels": {"strimzi.io/kind": OPERATOR_KIND}}}
+    if operator_namespace is None:
+        operator_peer["namespaceSelector"] = {}
+    elif operator_namespace != owner.namespace:
+        operator_peer["namespaceSelector"] = {"matchLabels": {"kubernetes.io/metadata.name": operator_namespace}}
+    group_peer = {"podSelector": {"matchLabels": selector_labels(owner)}}
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {
+            "name": f"{component(owner.key)}-network-policy",
+            "labels": labels(owner),
+            "ownerReferences": [owner.owner_reference(controller=True)],
+        },
+        "spec": {
+            "podSelector": {"matchLabels": selector_labels(owner)},
+            "policyTypes": ["Ingress"],
+            "ingress": [
+                {"ports": [{"port": REST_PORT, "protocol": "TCP"}], "from": [group_peer, operator_peer]},
+            ],
+        },
+    }
+
+
+def pod_security_context() -> dict[str, Any]:
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": RUN_AS,
+        "runAsGroup": RUN_AS,
+        "fsGroup": RUN_AS,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def container_security_context() -> dict[str, Any]:
+    """Kubernetes' `restricted` Pod Security Standard, and a read-only root filesystem."""
+    return {
+        "runAsNonRoot": True,
+        "allowPrivilegeEscalation": False,
+        "privileged": False,
+        "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def deployment(owner: Resource, settings: WorkerSettings, image: str, reads_secrets: bool) -> dict[str, Any]:
+    name = component(owner.key)
+    fingerprint = {WORKER_SETTINGS_ANNOTATION: settings.fingerprint()}
+    container: dict[str, Any] = {
+        "name": name,
+        "image": image,
+        **_start(),
+        "ports": [{"name": "rest-api", "containerPort": REST_PORT, "protocol": "TCP"}],
+        "readinessProbe": {"httpGet": {"path": "/", "port": "rest-api"}, "periodSeconds": 10},
+        "livenessProbe": {"httpGet": {"path": "/", "port": "rest-api"}, "initialDelaySeconds": 60, "periodSeconds": 10},
+        "securityContext": container_security_context(),
+        "volumeMounts": [
+            {"name": "config", "mountPath": CONFIG_DIR, "readOnly": True},
+            {"name": "state", "mountPath": STATE_DIR},
+            {"name": "tmp", "mountPath": TMP_DIR},
+        ],
+    }
+    resources = owner.spec.get("resources")
+    if isinstance(resources, dict) and resources:
+        container["resources"] = resources
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": name,
+            "labels": labels(owner),
+            "ownerReferences": [owner.owner_reference(controller=True)],
+            "annotations": fingerprint,
+        },
+        "spec": {
+            "replicas": settings.replicas,
+            "selector": {"matchLabels": selector_labels(owner)},
+            "template": {
+                "metadata": {"labels": labels(owner), "annotations": fingerprint},
+                "spec": {
+                    "serviceAccountName": name,
+                    # The token is only needed by the Kubernetes config provider, to read the group's Secrets.
+                    "automountServiceAccountToken": reads_secrets,
+                    "securityContext": pod_security_context(),
+                    "containers": [container],
+                    "volumes": [
+                        {"name": "config", "configMap": {"name": f"{name}-config"}},
+                        {"name": "state", "emptyDir": {}},
+                        {"name": "tmp", "emptyDir": {}},
+                    ],
+                },
+            },
+        },
+    }
+
+
+def _start() -> dict[str, Any]:
+    """How a pod starts its worker: its REST listener on the pod's IP only (what the Service, the probes and
+    the group's other workers reach), advertised as that IP so forwarded requests reach this pod."""
+    mounted = f"{CONFIG_DIR}/{CONFIG_FILE}"
+    local = f"{TMP_DIR}/{CONFIG_FILE}"
+    script = (
+        f"cp {shlex.quote(mounted)} {local}"
+        f' && echo "rest.host.name=$POD_IP" >> {local} && echo "rest.advertised.host.name=$POD_IP" >> {local}'
+        f" && exec sparklink worker {local}"
+    )
+    return {
+        "command": ["sh", "-c", script],
+        "env": [
+            {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+            # Where Spark and Ivy keep their caches: the root filesystem is read-only.
+            {"name": "HOME", "value": TMP_DIR},
+        ],
+    }

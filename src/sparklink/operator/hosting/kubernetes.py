@@ -22,6 +22,7 @@ from kubernetes.client.exceptions import ApiException
 from sparklink.clients.settings import properties_text
 from sparklink.operator.connect_client import ConnectClient
 from sparklink.operator.hosting import HostState
+from sparklink.operator.model import worker_security
 from sparklink.operator.model.resources import KAFKA_CONNECT, Key, Resource
 from sparklink.operator.model.workers import WorkerSettings
 
@@ -57,10 +58,7 @@ def desired_objects(owner: Resource, settings: WorkerSettings, image: str) -> di
     meta_labels = labels(owner)
     selector = {k: meta_labels[k] for k in ("strimzi.io/cluster", "strimzi.io/name", "strimzi.io/kind")}
     owner_ref = [owner.owner_reference(controller=True)]
-    security = {}
-    if settings.client_auth is not None and settings.material is not None:
-        providers = settings.config.get("config.providers")
-        security = settings.client_auth.kubernetes_settings(owner.namespace, providers, settings.material)
+    security = worker_security.kubernetes_settings(settings, owner.namespace)
     properties = {**settings.properties(), **security, "rest.host.name": "0.0.0.0", "rest.port": str(REST_PORT)}
     config_map = {
         "apiVersion": "v1",

@@ -97,6 +97,9 @@ def test_each_clusters_tls_and_scram_are_rendered_into_the_connectors_under_its_
     assert source_connector.config["replication.factor"] == "1" and source_connector.config["topics"] == "t.*"
     # The workers' own clients speak SCRAM to the target.
     assert settings.client_auth is not None and settings.client_auth.protocol == "SASL_SSL"
+    # Strimzi's MirrorMaker 2 defaults: records are copied byte for byte.
+    for kind in ("key", "value", "header"):
+        assert settings.config[f"{kind}.converter"] == "org.apache.kafka.connect.converters.ByteArrayConverter"
 
 
 def test_the_source_credentials_are_0600_files_and_the_worker_declares_the_provider_that_reads_them(

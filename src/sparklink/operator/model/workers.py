@@ -54,6 +54,9 @@ DEFAULTS = {
     "key.converter": "org.apache.kafka.connect.json.JsonConverter",
     "value.converter": "org.apache.kafka.connect.json.JsonConverter",
 }
+# Strimzi's KafkaMirrorMaker2Configuration: mirrored records are copied byte for byte.
+_BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
+MIRROR_MAKER_2_DEFAULTS = {"key.converter": _BYTES, "value.converter": _BYTES, "header.converter": _BYTES}
 DISTRIBUTED_MODE = "sparklink.worker.mode"
 REQUIRED = ("bootstrapServers", "groupId", "configStorageTopic", "statusStorageTopic", "offsetStorageTopic")
 
@@ -131,7 +134,8 @@ def from_resource(resource: Resource) -> WorkerSettings:
             "more (0 stops the workers and keeps the resource)",
             REASON_INVALID_RESOURCE,
         )
-    config, ignored, spark = worker_config(spec.get("config") or {})
+    defaults = DEFAULTS if resource.kind == KAFKA_CONNECT else MIRROR_MAKER_2_DEFAULTS
+    config, ignored, spark = worker_config(spec.get("config") or {}, defaults)
     return WorkerSettings(
         bootstrap_servers=str(spec["bootstrapServers"]),
         group_id=str(spec["groupId"]),
@@ -176,9 +180,12 @@ def _refuse_control_characters(
         )
 
 
-def worker_config(raw: Mapping[str, Any]) -> tuple[dict[str, str], tuple[str, ...], tuple[str, ...]]:
-    """The workers' settings from `config`, the forbidden options dropped, and the Spark options dropped."""
-    config = dict(DEFAULTS)
+def worker_config(
+    raw: Mapping[str, Any], defaults: Mapping[str, str] = DEFAULTS
+) -> tuple[dict[str, str], tuple[str, ...], tuple[str, ...]]:
+    """The workers' settings from `config` over `defaults`, the forbidden options dropped, and the Spark
+    options dropped."""
+    config = dict(defaults)
     ignored, spark = [], []
     for key, value in raw.items():
         lowered = str(key).lower()

@@ -189,6 +189,10 @@ class OperatorProcess:
     def worker_log(self, kind: str, name: str) -> Path:
         return self.state_dir / "workers" / self.namespace / kind / name / "worker.log"
 
+    def files_dir(self, kind: str, name: str) -> Path:
+        """The only directory the file connectors of a group's workers may read and write."""
+        return self.state_dir / "workers" / self.namespace / kind / name / "files"
+
     def cleanup_workers(self) -> None:
         """Kill any worker a killed operator left behind (the normal stop already stopped them)."""
         workers = self.state_dir / "workers"

@@ -314,7 +314,7 @@ def test_auto_restart_schedule_max_restarts_config_change_and_reset(
 
 
 def test_offsets_list_alter_reset_for_a_source_and_a_sink_with_every_bad_input_harmless(
-    kubeobj: Kube, connect: str, kafka: KafkaCluster, tmp_path: Path
+    kubeobj: Kube, connect: str, kafka: KafkaCluster, operator_process: OperatorProcess, tmp_path: Path
 ) -> None:
     name = unique("offsets")
     topic = f"{name}-out"
@@ -425,8 +425,10 @@ def test_offsets_list_alter_reset_for_a_source_and_a_sink_with_every_bad_input_h
     assert offsets() == {"offsets": []}
     kubeobj.delete("KafkaConnector", name)
 
-    # A sink: its offsets are its consumer group's.
+    # A sink: its offsets are its consumer group's. It writes into the group's files directory, the only one
+    # the local runtime lets file connectors use.
     sink = unique("sink")
+    sink_file = operator_process.files_dir("KafkaConnect", CONNECT) / "sink.txt"
     kubeobj.create(
         {
             "apiVersion": "kafka.strimzi.io/v1",
@@ -435,14 +437,14 @@ def test_offsets_list_alter_reset_for_a_source_and_a_sink_with_every_bad_input_h
             "spec": {
                 "class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
                 "tasksMax": 1,
-                "config": {"topics": topic, "file": str(tmp_path / "sink.txt")},
+                "config": {"topics": topic, "file": str(sink_file)},
                 "listOffsets": {"toConfigMap": {"name": f"{sink}-offsets"}},
                 "alterOffsets": {"fromConfigMap": {"name": f"{sink}-offsets"}},
             },
         }
     )
     wait_for(
-        lambda: (tmp_path / "sink.txt").exists() and len((tmp_path / "sink.txt").read_text().splitlines()) >= 3,
+        lambda: sink_file.exists() and len(sink_file.read_text().splitlines()) >= 3,
         120,
         "the sink to write",
     )

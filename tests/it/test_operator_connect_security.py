@@ -19,6 +19,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from sparklink.api.config import read_properties
 from sparklink.clients import jaas
+from sparklink.platform.kafka import KafkaCluster
 from sparklink.worker.config import WorkerConfig
 from tests.helpers import unique, wait_for
 from tests.it.operator_fixtures import Kube, OperatorProcess, conditions, is_ready, kafka_connect_body, task_states
@@ -191,4 +192,59 @@ def test_a_missing_secret_is_not_ready_naming_it_and_no_worker_starts(
         )
         assert not (operator_process.state_dir / "workers" / kubeobj.ns / "KafkaConnect" / name).exists()
     finally:
+        kubeobj.delete("KafkaConnect", name)
+
+
+def test_a_file_provider_a_kafka_connect_declares_reads_only_its_credentials_directory(
+    kubeobj: Kube, operator_process: OperatorProcess, kafka: KafkaCluster, tmp_path: Path
+) -> None:
+    """config.providers stays allowed (as in Strimzi), but on the local runtime a worker runs as the operator's
+    user: a FileConfigProvider declared in spec.config is confined to the worker's credentials directory."""
+    outside = tmp_path / "operator-only.properties"
+    outside.write_text("token=operator-only-value\n")
+    name, connector = "provider-connect", "provider-reader"
+    kubeobj.create(
+        kafka_connect_body(
+            name,
+            kafka.bootstrap_servers,
+            **{
+                "config.providers": "file",
+                "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
+                "config.providers.file.param.allowed.paths": "/",
+            },
+        )
+    )
+    try:
+        obj = kubeobj.wait("KafkaConnect", name, is_ready, "Ready", timeout=240)
+        (note,) = conditions(obj, "Warning")
+        assert (
+            note["reason"] == "ConfigProviderConfined"
+            and "config.providers.file.param.allowed.paths" in note["message"]
+        )
+        base = operator_process.state_dir / "workers" / kubeobj.ns / "KafkaConnect" / name
+        settings = read_properties(base / "worker.properties")
+        assert settings["config.providers"] == "file"
+        assert settings["config.providers.file.param.allowed.paths"] == str(base / "credentials")
+
+        kubeobj.create(
+            {
+                "apiVersion": "kafka.strimzi.io/v1",
+                "kind": "KafkaConnector",
+                "metadata": {"name": connector, "labels": {"strimzi.io/cluster": name}},
+                "spec": {
+                    "class": "tests.plugins.CountingConnector",
+                    "tasksMax": 1,
+                    "config": {"topic": unique("p"), "records.per.second": 1, "token": f"${{file:{outside}:token}}"},
+                },
+            }
+        )
+
+        def refused(o: dict[str, Any]) -> bool:
+            return "allowed.paths" in str(o.get("status", {}))
+
+        found = kubeobj.wait("KafkaConnector", connector, refused, "the placeholder refused by allowed.paths")
+        assert not is_ready(found) and "operator-only-value" not in str(found["status"])
+        assert "operator-only-value" not in (base / "worker.log").read_text()
+    finally:
+        kubeobj.delete("KafkaConnector", connector)
         kubeobj.delete("KafkaConnect", name)

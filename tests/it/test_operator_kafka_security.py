@@ -16,7 +16,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from sparklink.clients.preflight import verify
 from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform.kafka import KafkaCluster
 from tests.helpers import unique, wait_for
-from tests.it.operator_fixtures import Kube, OperatorProcess, conditions, is_ready
+from tests.it.operator_fixtures import Kube, OperatorProcess, conditions, connector_state, is_ready, task_states
 
 pytestmark = [pytest.mark.kube, pytest.mark.usefixtures("clusters")]
 
@@ -397,6 +397,152 @@ def test_users_that_cannot_work_say_what_to_do_and_harm_no_other(kubeobj: Kube, 
 
 
 # -- CA renewal ---------------------------------------------------------------------------------------------
+
+
+# -- Strimzi's quick-start chain, unchanged --------------------------------------------------------------
+
+
+def test_strimzis_quick_start_chain_runs_its_connector_over_tls_to_the_single_node_cluster(
+    kubeobj: Kube, operator: OperatorProcess, clusters: dict[str, Any]
+) -> None:
+    """kafka-single-node.yaml (the module's my-cluster), then kafka-connect.yaml with the
+    use-connector-resources annotation its comment asks for, then source-connector.yaml, unchanged.
+
+    The example reads /opt/kafka/LICENSE, a file of Strimzi's container image. Local workers run as the
+    operator's user, so their file connectors may use only the group's files directory: the connector is
+    refused, naming the file and that directory; with the file placed there, it runs and its records are
+    readable over TLS with the cluster CA."""
+    (connect,) = documents("kafka-connect.yaml")
+    assert connect["spec"]["bootstrapServers"] == f"{SINGLE}-kafka-bootstrap:9093"
+    connect["metadata"]["annotations"] = {"strimzi.io/use-connector-resources": "true"}
+    (connector,) = documents("source-connector.yaml")
+    kubeobj.create(connect)
+    kubeobj.create(connector)
+    try:
+        obj = kubeobj.wait("KafkaConnect", "my-connect-cluster", is_ready, "Ready over TLS on 9093", timeout=300)
+        assert not conditions(obj, "Warning"), conditions(obj, "Warning")
+
+        def running(o: dict[str, Any]) -> bool:
+            return is_ready(o) and connector_state(o) == "RUNNING" and task_states(o) == ["RUNNING"]
+
+        files = operator.files_dir("KafkaConnect", "my-connect-cluster")
+
+        def refused(o: dict[str, Any]) -> bool:
+            text = " ".join(c.get("message", "") for c in conditions(o))
+            return "/opt/kafka/LICENSE" in text and str(files) in text
+
+        kubeobj.wait("KafkaConnector", "my-source-connector", refused, "refused, naming the allowed directory")
+        lines = [f"line {i}" for i in range(20)]
+        (files / "LICENSE").write_text("".join(f"{line}\n" for line in lines))
+        kubeobj.spec("KafkaConnector", "my-source-connector", config={"file": str(files / "LICENSE")})
+        found = kubeobj.wait("KafkaConnector", "my-source-connector", running, "RUNNING", timeout=240)
+        assert not conditions(found, "Warning"), conditions(found, "Warning")
+        # Its records, over TLS with the CA of my-cluster-cluster-ca-cert, as a Strimzi user reads them.
+        ca = secret(kubeobj, f"{SINGLE}-cluster-ca-cert")["ca.crt"]
+        reader = tls_client(kubeobj.get("Kafka", SINGLE), "tls", ca)
+        values = read_until(reader, "my-topic", lambda seen: len(seen) >= len(lines))
+        assert all(any(f'"{line}"'.encode() in v for v in values) for line in lines), values[:3]
+        properties = operator.worker_log("KafkaConnect", "my-connect-cluster").with_name("worker.properties")
+        assert "security.protocol=SSL" in properties.read_text().splitlines()
+    finally:
+        kubeobj.delete("KafkaConnector", "my-source-connector")
+        kubeobj.delete("KafkaConnect", "my-connect-cluster")
+
+
+# -- MirrorMaker 2 from the TLS cluster to the SCRAM cluster (before the renewal, which rolls my-cluster) --------
+
+MM2 = "tls-to-scram"
+# What MirrorMaker 2 does on its target: its own topics and the mirrored ones, its groups, creating topics.
+MM2_ACLS = [
+    {"resource": {"type": "topic", "name": "*", "patternType": "literal"}, "operations": ["All"]},
+    {"resource": {"type": "group", "name": "*", "patternType": "literal"}, "operations": ["All"]},
+    {"resource": {"type": "cluster"}, "operations": ["Describe", "Create", "DescribeConfigs"]},
+]
+
+
+def mirror_maker_2(topic: str) -> dict[str, Any]:
+    """Strimzi's kafka-mirror-maker-2.yaml with its clusters made this module's: the source my-cluster's TLS
+    listener (trusting its cluster CA), the target secured's SCRAM listener as KafkaUser mm2-user."""
+    (body,) = copy.deepcopy(documents("kafka-mirror-maker-2.yaml"))
+    body["metadata"] = {"name": MM2}
+    target = body["spec"]["target"]
+    target |= {
+        "alias": SECURED,
+        "bootstrapServers": f"{SECURED}-kafka-bootstrap:9094",
+        "tls": {"trustedCertificates": [{"secretName": f"{SECURED}-cluster-ca-cert", "certificate": "ca.crt"}]},
+        "authentication": {
+            "type": "scram-sha-512",
+            "username": "mm2-user",
+            "passwordSecret": {"secretName": "mm2-user", "password": "password"},
+        },
+    }
+    target["config"]["task.trigger.interval.ms"] = 500
+    (mirror,) = body["spec"]["mirrors"]
+    mirror["source"] = {
+        "alias": SINGLE,
+        "bootstrapServers": f"{SINGLE}-kafka-bootstrap:9093",
+        "tls": {"trustedCertificates": [{"secretName": f"{SINGLE}-cluster-ca-cert", "pattern": "*.crt"}]},
+    }
+    mirror["topicsPattern"], mirror["groupsPattern"] = topic, "none-here"
+    return body
+
+
+def test_a_mirror_maker_2_from_the_tls_cluster_to_the_scram_cluster_mirrors_records(
+    kubeobj: Kube, operator: OperatorProcess, clusters: dict[str, Any]
+) -> None:
+    user = kafka_user("mm2-user", SECURED, {"type": "scram-sha-512"})
+    user["spec"]["authorization"]["acls"] = MM2_ACLS
+    kubeobj.create(user)
+    user_ready(kubeobj, "mm2-user")
+    single, secured = clusters[SINGLE], clusters[SECURED]
+    source_ca = secret(kubeobj, f"{SINGLE}-cluster-ca-cert")["ca.crt"]
+    topic = unique("mirrored")
+    assert len(round_trip(tls_client(single, "tls", source_ca), topic, unique("g"))) == 5
+    kubeobj.create(mirror_maker_2(topic))
+    try:
+        obj = kubeobj.wait(
+            "KafkaMirrorMaker2",
+            MM2,
+            lambda o: is_ready(o) and len(o["status"].get("connectors", [])) == 2,
+            "Ready over TLS (source) and SCRAM (target)",
+            timeout=300,
+        )
+        assert not conditions(obj, "Warning")
+        # The mirrored topic on the target, read over its SCRAM listener as the MirrorMaker 2 user.
+        target_ca = secret(kubeobj, f"{SECURED}-cluster-ca-cert")["ca.crt"]
+        jaas = secret(kubeobj, "mm2-user")["sasl.jaas.config"].decode()
+        reader = tls_client(
+            secured, "scram", target_ca, **{"sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config": jaas}
+        )
+        mirrored = read_until(reader, f"{SINGLE}.{topic}", lambda seen: len(seen) >= 5)
+        assert sorted(mirrored) == [f"record-{i}".encode() for i in range(5)]
+        # The source's trust is a 0600 file of the workers' credentials, the password in none of their files.
+        base = operator.state_dir / "workers" / operator.namespace / "KafkaMirrorMaker2" / MM2
+        assert (base / "credentials" / "source-0" / "trusted-certificates.crt").read_bytes() == source_ca
+        password = secret(kubeobj, "mm2-user")["password"].decode()
+        assert password not in (base / "worker.properties").read_text() and password not in str(obj["status"])
+    finally:
+        kubeobj.delete("KafkaMirrorMaker2", MM2)
+        kubeobj.delete("KafkaUser", "mm2-user")
+
+
+def read_until(settings: KafkaClientSettings, topic: str, enough: Callable[[list[bytes]], bool]) -> list[bytes]:
+    """The values of `topic` from its start until `enough` of them are read (the topic may not exist yet)."""
+    consumer = Consumer(settings.librdkafka(**{"group.id": unique("reader"), "auto.offset.reset": "earliest"}))
+    consumer.subscribe([topic])
+    seen: list[bytes] = []
+    try:
+        deadline = time.monotonic() + 180
+        while not enough(seen) and time.monotonic() < deadline:
+            msg = consumer.poll(1)
+            if msg is None or (msg.error() and msg.error().code() == KafkaError.UNKNOWN_TOPIC_OR_PART):
+                continue
+            if msg.error():
+                raise KafkaException(msg.error())
+            seen.append(msg.value() or b"")
+    finally:
+        consumer.close()
+    return seen
 
 
 def test_a_forced_ca_renewal_rolls_the_broker_once_and_a_client_trusting_the_ca_keeps_reading(

@@ -146,7 +146,7 @@ def test_a_local_worker_reads_its_secrets_from_0600_files_and_no_properties_text
     auth = workers.from_resource(owner)
     material = auth.client_auth.resolve(SECRETS.get, "ns") if auth.client_auth else None
     settings = workers.WorkerSettings(**{**auth.__dict__, "material": material})
-    props = LocalWorkerHost._credentials(tmp_path, settings)
+    props = LocalWorkerHost._credentials(tmp_path, tmp_path / "credentials", settings)
     directory = tmp_path / "credentials"
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700
     for name in ("sasl.password", "trusted-certificates.crt"):

@@ -104,6 +104,12 @@ def test_where_a_worker_listens_and_keeps_state_is_the_operators() -> None:
     assert not {"sparklink.state.dir", "admin.listeners"} & set(settings.properties())
 
 
+def test_which_files_a_workers_connectors_may_touch_is_the_operators() -> None:
+    settings = workers.from_resource(connect(**{"sparklink.file.allowed.paths": "/"}))
+    assert settings.ignored_options == ("sparklink.file.allowed.paths",)
+    assert "sparklink.file.allowed.paths" not in settings.properties()
+
+
 def test_properties_are_written_escaped_and_read_back_as_the_same_values(tmp_path: Path) -> None:
     props = {"a": INJECTION, "b": "x:y=z\\w", "c": " lead", "url": "http://h:1", "é": "ü\u2028x", "k y": "v"}
     path = tmp_path / "worker.properties"

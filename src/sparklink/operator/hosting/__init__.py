@@ -22,6 +22,9 @@ class HostState:
     ready: bool
     replicas: int
     detail: str | None = None
+    # A local group's credentials directory that its connectors' config may name (the first worker's;
+    # every worker may read it); None in pods, whose connectors name Secrets instead.
+    credentials: str | None = None
 
 
 class WorkerHost(Protocol):

@@ -29,8 +29,9 @@ from pathlib import Path
 from sparklink.clients.settings import properties_text
 from sparklink.operator.connect_client import ConnectClient
 from sparklink.operator.hosting import HostState
+from sparklink.operator.model import worker_security
 from sparklink.operator.model.resources import Key, Resource
-from sparklink.operator.model.workers import WorkerSettings
+from sparklink.operator.model.workers import FILE_ALLOWED_PATHS, WorkerSettings
 from sparklink.platform import ports, process
 
 log = logging.getLogger("sparklink.operator.hosting")
@@ -55,6 +56,10 @@ class LocalWorkerHost:
     def dir_for(self, key: Key) -> Path:
         return self.state_dir / key.namespace / key.kind / key.name
 
+    def files_dir(self, key: Key) -> Path:
+        """Where the group's file connectors may read and write (its workers' `sparklink.file.allowed.paths`)."""
+        return self.dir_for(key) / "files"
+
     def ensure(self, owner: Resource, settings: WorkerSettings) -> HostState:
         key = owner.key
         with self._lock:
@@ -71,7 +76,8 @@ class LocalWorkerHost:
         with ConnectClient(url, timeout=5) as client:
             ready = client.alive()
         detail = next((d for _, d in started if d), None)
-        return HostState(url, ready, settings.replicas, None if ready else detail or f"the worker at {url} is starting")
+        waiting = None if ready else detail or f"the worker at {url} is starting"
+        return HostState(url, ready, settings.replicas, waiting, str(self.dir_for(key) / "credentials"))
 
     def state(self, key: Key) -> HostState | None:
         record = self._record(key, 0)
@@ -138,9 +144,14 @@ class LocalWorkerHost:
         base = self._dir(key, replica)
         base.mkdir(parents=True, exist_ok=True)
         port = port or ports.free_port()
+        # A worker runs as the operator's user, so the file connectors a KafkaConnector configures read and write
+        # only under the group's own files directory (a resource cannot set this: model.workers forbids it).
+        files = self.files_dir(key)
+        files.mkdir(parents=True, exist_ok=True)
         props = {
             **settings.properties(),
-            **self._credentials(base, settings),
+            **self._credentials(base, self.dir_for(key) / "credentials", settings),
+            FILE_ALLOWED_PATHS: str(files),
             "rest.host.name": self.host,
             "rest.port": str(port),
             "sparklink.state.dir": str(base / "state"),
@@ -158,23 +169,23 @@ class LocalWorkerHost:
         return record
 
     @staticmethod
-    def _credentials(base: Path, settings: WorkerSettings) -> dict[str, str]:
-        """Write the Secrets' material to `credentials/` (0700, files 0600) and return the settings that read it;
-        without spec.tls / spec.authentication, remove what an earlier start wrote."""
+    def _credentials(base: Path, group: Path, settings: WorkerSettings) -> dict[str, str]:
+        """Write the Secrets' material to `credentials/` (0700, files 0600) and return the settings that read it
+        (and that confine the resource's file providers to it and to `group`, the first worker's, which the
+        connectors' config names); what an earlier start wrote and is no longer wanted goes."""
         directory = base / "credentials"
-        if settings.client_auth is None or settings.material is None:
-            shutil.rmtree(directory, ignore_errors=True)
-            return {}
-        directory.mkdir(mode=0o700, exist_ok=True)
+        shutil.rmtree(directory, ignore_errors=True)
+        directory.mkdir(mode=0o700)
         directory.chmod(0o700)
-        for name, data in settings.material.files.items():
-            partial = directory / f".{name}.partial"
-            partial.unlink(missing_ok=True)
+        for name, data in worker_security.credential_files(settings).items():
+            path = directory / name
+            path.parent.mkdir(mode=0o700, exist_ok=True)
+            partial = path.parent / f".{path.name}.partial"
             fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "wb") as out:
                 out.write(data)
-            os.replace(partial, directory / name)
-        return settings.client_auth.local_settings(str(directory), settings.config.get("config.providers"))
+            os.replace(partial, path)
+        return worker_security.local_settings(settings, str(directory), str(group))
 
     def _stop(self, key: Key, replica: int, record: WorkerRecord, why: str) -> None:
         if record.pid and self._running(key, replica, record):

@@ -157,51 +157,89 @@ class ClientAuth:
 
     def local_settings(self, directory: str, user_providers: str | None) -> dict[str, str]:
         """Settings that read the material from `directory` (the files `Material.files` names)."""
+        password = f"${{{LOCAL_PROVIDER}:{directory}:{PASSWORD_FILE}}}"
+        extra = {f"config.providers.{LOCAL_PROVIDER}.param.allowed.paths": directory}
+        return self._render(self._own(self._local_tls(directory), password), LOCAL_PROVIDER, user_providers, extra)
+
+    def kubernetes_settings(self, namespace: str, user_providers: str | None, material: Material) -> dict[str, str]:
+        """Strimzi's placeholders for the key and the password, resolved by the Kubernetes Secret provider in
+        the pod, so no secret is in the ConfigMap; the trusted certificates (public) inline as PEM text."""
+        password = _secret_ref(namespace, self.password.secret, self.password.key) if self.password else ""
+        own = self._own(self._kubernetes_tls(namespace, material), password)
+        return self._render(own, KUBERNETES_PROVIDER, user_providers, {})
+
+    def cluster_settings(
+        self, prefix: str, directory: str | None, namespace: str, material: Material
+    ) -> dict[str, str]:
+        """One MirrorMaker 2 cluster's settings in a connector's config, as Strimzi's
+        KafkaMirrorMaker2Connectors writes them: each client setting once, under `prefix` (`source.cluster.`,
+        `target.cluster.`). With `directory` (a local worker) the files there and the local provider's
+        placeholder for the password, else the Kubernetes Secret provider's placeholders; either provider is
+        declared by the worker (`provider_settings`)."""
+        if directory is not None:
+            password = f"${{{LOCAL_PROVIDER}:{directory}:{PASSWORD_FILE}}}"
+            own = self._own(self._local_tls(directory), password)
+        else:
+            password = _secret_ref(namespace, self.password.secret, self.password.key) if self.password else ""
+            own = self._own(self._kubernetes_tls(namespace, material), password)
+        return {prefix + key: value for key, value in own.items()}
+
+    @property
+    def needs_provider(self) -> bool:
+        """Whether its settings hold a placeholder that a worker-level config provider resolves."""
+        return self.mechanism is not None or self.certificate is not None
+
+    def _local_tls(self, directory: str) -> dict[str, str]:
         tls: dict[str, str] = {}
         if self.trusted:
             tls |= {"ssl.truststore.type": "PEM", "ssl.truststore.location": f"{directory}/{TRUSTED_FILE}"}
         if self.certificate is not None:
             tls |= {"ssl.keystore.type": "PEM", "ssl.keystore.location": f"{directory}/{KEYSTORE_FILE}"}
-        password = f"${{{LOCAL_PROVIDER}:{directory}:{PASSWORD_FILE}}}"
-        extra = {f"config.providers.{LOCAL_PROVIDER}.param.allowed.paths": directory}
-        return self._render(tls, password, LOCAL_PROVIDER, user_providers, extra)
+        return tls
 
-    def kubernetes_settings(self, namespace: str, user_providers: str | None, material: Material) -> dict[str, str]:
-        """Strimzi's placeholders for the key and the password, resolved by the Kubernetes Secret provider in
-        the pod, so no secret is in the ConfigMap; the trusted certificates (public) inline as PEM text."""
+    def _kubernetes_tls(self, namespace: str, material: Material) -> dict[str, str]:
         tls: dict[str, str] = {}
-
-        def ref(secret: str, key: str) -> str:
-            return f"${{{KUBERNETES_PROVIDER}:{namespace}/{secret}:{key}}}"
-
         if self.trusted:
             pem = material.files.get(TRUSTED_FILE, b"").decode()
             tls |= {"ssl.truststore.type": "PEM", "ssl.truststore.certificates": pem}
         if self.certificate is not None and self.private_key is not None:
             tls |= {
                 "ssl.keystore.type": "PEM",
-                "ssl.keystore.certificate.chain": ref(self.certificate.secret, self.certificate.key),
-                "ssl.keystore.key": ref(self.private_key.secret, self.private_key.key),
+                "ssl.keystore.certificate.chain": _secret_ref(namespace, self.certificate.secret, self.certificate.key),
+                "ssl.keystore.key": _secret_ref(namespace, self.private_key.secret, self.private_key.key),
             }
-        password = ref(self.password.secret, self.password.key) if self.password else ""
-        return self._render(tls, password, KUBERNETES_PROVIDER, user_providers, {})
+        return tls
 
-    def _render(
-        self, tls: dict[str, str], password: str, provider: str, user_providers: str | None, extra: dict[str, str]
-    ) -> dict[str, str]:
+    def _own(self, tls: dict[str, str], password: str) -> dict[str, str]:
+        """The client settings, unprefixed: protocol, trust and key stores, SASL."""
         own: dict[str, str] = {"security.protocol": self.protocol, **tls}
         if self.mechanism:
             module = LOGIN_MODULES[self.mechanism]
             jaas = f'{module} required username="{_jaas_quote(self.username or "")}" password="{password}";'
             own |= {"sasl.mechanism": self.mechanism, "sasl.jaas.config": jaas}
+        return own
+
+    def _render(
+        self, own: dict[str, str], provider: str, user_providers: str | None, extra: dict[str, str]
+    ) -> dict[str, str]:
         out = {prefix + key: value for prefix in PREFIXES for key, value in own.items()}
         if self.mechanism or (provider == KUBERNETES_PROVIDER and self.certificate is not None):
-            # Strimzi: the user's providers, then its own.
-            names = [n.strip() for n in (user_providers or "").split(",") if n.strip()]
-            out["config.providers"] = ",".join([*[n for n in names if n != provider], provider])
-            out[f"config.providers.{provider}.class"] = _PROVIDER_CLASSES[provider]
-            out |= extra
+            out |= provider_settings(provider, user_providers, extra)
         return out
+
+
+def provider_settings(provider: str, user_providers: str | None, extra: Mapping[str, str]) -> dict[str, str]:
+    """The worker's declaration of sparklink's provider: Strimzi's order, the user's providers then its own."""
+    names = [n.strip() for n in (user_providers or "").split(",") if n.strip()]
+    return {
+        "config.providers": ",".join([*[n for n in names if n != provider], provider]),
+        f"config.providers.{provider}.class": _PROVIDER_CLASSES[provider],
+        **extra,
+    }
+
+
+def _secret_ref(namespace: str, secret: str, key: str) -> str:
+    return f"${{{KUBERNETES_PROVIDER}:{namespace}/{secret}:{key}}}"
 
 
 @dataclass(frozen=True)

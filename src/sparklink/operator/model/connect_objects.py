@@ -23,6 +23,7 @@ import shlex
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from sparklink.operator.model import worker_security
 from sparklink.operator.model.resources import KAFKA_CONNECT, Key, Resource
 from sparklink.operator.model.workers import WorkerSettings
 
@@ -65,11 +66,11 @@ def selector_labels(owner: Resource) -> dict[str, str]:
 
 
 def secret_names(settings: WorkerSettings) -> list[str]:
-    """The Secrets the pods read through the Kubernetes config provider (their key and password)."""
-    auth = settings.client_auth
-    if auth is None:
-        return []
-    refs = (auth.certificate, auth.private_key, auth.password)
+    """The Secrets the pods read through the Kubernetes config provider (keys and passwords of the target
+    and of each MirrorMaker 2 source cluster)."""
+    auths = [settings.client_auth] if settings.client_auth is not None else []
+    auths += [source.auth for source in settings.sources]  # MirrorMaker 2's source clusters read theirs too
+    refs = [ref for auth in auths for ref in (auth.certificate, auth.private_key, auth.password)]
     return sorted({ref.secret for ref in refs if ref is not None})
 
 
@@ -89,10 +90,7 @@ def desired_objects(
     passed in by the host: the model imports no client code)."""
     name = component(owner.key)
     meta = {"labels": labels(owner), "ownerReferences": [owner.owner_reference(controller=True)]}
-    security: dict[str, str] = {}
-    if settings.client_auth is not None and settings.material is not None:
-        providers = settings.config.get("config.providers")
-        security = settings.client_auth.kubernetes_settings(owner.namespace, providers, settings.material)
+    security = worker_security.kubernetes_settings(settings, owner.namespace)
     # The listener's host is the pod's IP, added at start (`_start`): not in the shared ConfigMap.
     properties = {**settings.properties(), **security, "rest.port": str(REST_PORT), "sparklink.state.dir": STATE_DIR}
     objects: dict[str, dict[str, Any]] = {

@@ -103,11 +103,17 @@ def from_kafka_connector(resource: Resource) -> DesiredConnector:
     return connector_spec(resource.name, resource.spec, class_name if isinstance(class_name, str) else None)
 
 
-def from_mirror_maker_2(resource: Resource) -> list[DesiredConnector]:
-    """Strimzi's KafkaMirrorMaker2Connectors.generateConnectorDefinitions, for the v1 API."""
+def from_mirror_maker_2(
+    resource: Resource,
+    target_security: Mapping[str, str] | None = None,
+    source_security: Mapping[int, Mapping[str, str]] | None = None,
+) -> list[DesiredConnector]:
+    """Strimzi's KafkaMirrorMaker2Connectors.generateConnectorDefinitions, for the v1 API. The clusters'
+    `tls` / `authentication` come rendered (`worker_security.connector_settings`): the target's, and each
+    mirror's source by its index; a cluster without them is PLAINTEXT."""
     target = resource.spec.get("target") or {}
     out = []
-    for mirror in resource.spec.get("mirrors") or []:
+    for index, mirror in enumerate(resource.spec.get("mirrors") or []):
         source = mirror.get("source") or {}
         for field_name, suffix in MIRROR_CONNECTORS:
             connector = mirror.get(field_name)
@@ -116,8 +122,8 @@ def from_mirror_maker_2(resource: Resource) -> list[DesiredConnector]:
             name = f"{source.get('alias')}->{target.get('alias')}{suffix}"
             desired = connector_spec(name, connector, MIRROR_PACKAGE + suffix)
             config = {
-                **_cluster_config(target, "target.cluster."),
-                **_cluster_config(source, "source.cluster."),
+                **_cluster_config(target, "target.cluster.", target_security),
+                **_cluster_config(source, "source.cluster.", (source_security or {}).get(index)),
                 **desired.config,
             }
             for spec_key, config_key in (
@@ -132,11 +138,11 @@ def from_mirror_maker_2(resource: Resource) -> list[DesiredConnector]:
     return out
 
 
-def _cluster_config(cluster: Mapping[str, Any], prefix: str) -> dict[str, str]:
+def _cluster_config(cluster: Mapping[str, Any], prefix: str, security: Mapping[str, str] | None) -> dict[str, str]:
     out = {
         prefix + "alias": str(cluster.get("alias")),
         prefix + "bootstrap.servers": str(cluster.get("bootstrapServers")),
-        prefix + "security.protocol": "SSL" if cluster.get("tls") else "PLAINTEXT",
+        **(security or {prefix + "security.protocol": "PLAINTEXT"}),
     }
     for key, value in (cluster.get("config") or {}).items():
         out[prefix + str(key)] = config_value(value)

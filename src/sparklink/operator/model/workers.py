@@ -8,7 +8,8 @@ listen and keep state) and the Spark settings `model.config_safety` does not all
 Warning each. A key or value with a line break or control character refuses the whole resource
 (`config_safety.UnsafeConfig`): nothing is written. `spec.tls` and `spec.authentication` are read into a
 `client_auth.ClientAuth`, which the hosts render (files for a local worker, Secret placeholders in a pod);
-the reconciler adds the Secrets' `Material`, whose digest is part of the fingerprint.
+so are a KafkaMirrorMaker2's `spec.mirrors[].source` ones (`worker_security.SourceAuth`, rendered into the
+connectors' config). The reconciler adds the Secrets' `Material`, whose digest is part of the fingerprint.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from sparklink.operator.model import config_safety
 from sparklink.operator.model.client_auth import ClientAuth, Material
 from sparklink.operator.model.conditions import REASON_INVALID_RESOURCE, ReconcileFailure
 from sparklink.operator.model.resources import KAFKA_CONNECT, Resource, config_value
+from sparklink.operator.model.worker_security import SourceAuth
 
 FORBIDDEN_PREFIXES = (
     "group.id",
@@ -41,7 +43,10 @@ FORBIDDEN_PREFIXES = (
 # sparklink's own: the operator decides where a worker keeps its state, how the group forms, and where
 # the workers listen (Strimzi's `listeners` and `rest.` prefixes leave out Connect's `admin.listeners`,
 # which on the local runtime would open a port on the operator's host).
-SPARKLINK_FORBIDDEN = ("sparklink.state.dir", "sparklink.worker.mode", "admin.listeners")
+# The worker setting that confines its file connectors (the worker's `api.files.ALLOWED_PATHS`).
+FILE_ALLOWED_PATHS = "sparklink.file.allowed.paths"
+# The host decides where a worker keeps its state and which files its connectors may touch, never a resource.
+SPARKLINK_FORBIDDEN = ("sparklink.state.dir", "sparklink.worker.mode", "admin.listeners", FILE_ALLOWED_PATHS)
 ALLOWED_EXCEPTIONS = (
     "ssl.endpoint.identification.algorithm",
     "ssl.cipher.suites",
@@ -52,6 +57,9 @@ DEFAULTS = {
     "key.converter": "org.apache.kafka.connect.json.JsonConverter",
     "value.converter": "org.apache.kafka.connect.json.JsonConverter",
 }
+# Strimzi's KafkaMirrorMaker2Configuration: mirrored records are copied byte for byte.
+_BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
+MIRROR_MAKER_2_DEFAULTS = {"key.converter": _BYTES, "value.converter": _BYTES, "header.converter": _BYTES}
 DISTRIBUTED_MODE = "sparklink.worker.mode"
 REQUIRED = ("bootstrapServers", "groupId", "configStorageTopic", "statusStorageTopic", "offsetStorageTopic")
 
@@ -71,6 +79,7 @@ class WorkerSettings:
     ignored_spark: tuple[str, ...] = ()  # spark.* options outside config_safety.SPARK_ALLOWED
     client_auth: ClientAuth | None = None  # spec.tls / spec.authentication (None: PLAINTEXT)
     material: Material | None = field(default=None, repr=False)  # the Secrets' contents (set by the reconciler)
+    sources: tuple[SourceAuth, ...] = ()  # MirrorMaker 2: each mirror's source cluster with tls / authentication
 
     def properties(self) -> dict[str, str]:
         """Connect worker properties (what a worker.properties file or a ConfigMap holds).
@@ -93,11 +102,16 @@ class WorkerSettings:
         import hashlib
         import json
 
-        if self.client_auth is None:  # as before client authentication: workers started then are adopted
+        if self.client_auth is None and not self.sources:  # as before client authentication: workers are adopted
             return hashlib.sha256(json.dumps(self.properties(), sort_keys=True).encode()).hexdigest()[:16]
-        auth = dataclasses.asdict(self.client_auth)
+        auth = dataclasses.asdict(self.client_auth) if self.client_auth else None
         material = self.material.digest if self.material else None
-        text = json.dumps([self.properties(), auth, material], sort_keys=True)
+        parts: list[Any] = [self.properties(), auth, material]
+        if self.sources:  # a source's Secret that changes restarts the workers too
+            parts.append(
+                [[s.index, dataclasses.asdict(s.auth), s.material.digest if s.material else None] for s in self.sources]
+            )
+        text = json.dumps(parts, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -113,7 +127,8 @@ def from_resource(resource: Resource) -> WorkerSettings:
             REASON_INVALID_RESOURCE,
         )
     auth = ClientAuth.from_spec(spec, where)
-    _refuse_control_characters(resource, spec, where, auth)
+    sources = _source_auths(resource) if resource.kind != KAFKA_CONNECT else ()
+    _refuse_control_characters(resource, spec, where, auth, sources)
     replicas = resource.spec.get("replicas")
     if isinstance(replicas, int) and not isinstance(replicas, bool) and replicas < 0:
         # Refused before the runtime sees it: scaling to a negative count would stop every worker.
@@ -122,7 +137,8 @@ def from_resource(resource: Resource) -> WorkerSettings:
             "more (0 stops the workers and keeps the resource)",
             REASON_INVALID_RESOURCE,
         )
-    config, ignored, spark = worker_config(spec.get("config") or {})
+    defaults = DEFAULTS if resource.kind == KAFKA_CONNECT else MIRROR_MAKER_2_DEFAULTS
+    config, ignored, spark = worker_config(spec.get("config") or {}, defaults)
     return WorkerSettings(
         bootstrap_servers=str(spec["bootstrapServers"]),
         group_id=str(spec["groupId"]),
@@ -134,15 +150,30 @@ def from_resource(resource: Resource) -> WorkerSettings:
         ignored_options=ignored,
         ignored_spark=spark,
         client_auth=auth,
+        sources=sources,
     )
 
 
+def _source_auths(resource: Resource) -> tuple[SourceAuth, ...]:
+    """Each `spec.mirrors[i].source` with `tls` or `authentication` (Strimzi's KafkaMirrorMaker2ClusterSpec)."""
+    out = []
+    for i, mirror in enumerate(resource.spec.get("mirrors") or []):
+        source = mirror.get("source") if isinstance(mirror, Mapping) else None
+        auth = ClientAuth.from_spec(source, f"spec.mirrors[{i}].source") if isinstance(source, Mapping) else None
+        if auth is not None:
+            out.append(SourceAuth(i, auth))
+    return tuple(out)
+
+
 def _refuse_control_characters(
-    resource: Resource, spec: Mapping[str, Any], where: str, auth: ClientAuth | None
+    resource: Resource, spec: Mapping[str, Any], where: str, auth: ClientAuth | None, sources: tuple[SourceAuth, ...]
 ) -> None:
-    """UnsafeConfig when anything the workers' properties would hold has a line break or control character."""
+    """UnsafeConfig when anything the workers' properties (or the connectors' cluster settings) would hold
+    has a line break or control character."""
     fields = [(f"{where}.{name}", spec.get(name)) for name in REQUIRED]
     fields += [(f"{where}.{name}", value) for name, value in (auth.fields() if auth else [])]
+    for s in sources:
+        fields += [(f"spec.mirrors[{s.index}].source.{name}", value) for name, value in s.auth.fields()]
     problems = config_safety.field_problems(fields) + config_safety.problems_in(spec.get("config"), f"{where}.config")
     if problems:
         raise config_safety.UnsafeConfig(
@@ -152,9 +183,12 @@ def _refuse_control_characters(
         )
 
 
-def worker_config(raw: Mapping[str, Any]) -> tuple[dict[str, str], tuple[str, ...], tuple[str, ...]]:
-    """The workers' settings from `config`, the forbidden options dropped, and the Spark options dropped."""
-    config = dict(DEFAULTS)
+def worker_config(
+    raw: Mapping[str, Any], defaults: Mapping[str, str] = DEFAULTS
+) -> tuple[dict[str, str], tuple[str, ...], tuple[str, ...]]:
+    """The workers' settings from `config` over `defaults`, the forbidden options dropped, and the Spark
+    options dropped."""
+    config = dict(defaults)
     ignored, spark = [], []
     for key, value in raw.items():
         lowered = str(key).lower()

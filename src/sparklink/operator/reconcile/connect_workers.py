@@ -18,11 +18,13 @@ Called by `reconcile.kafka_connect` and `reconcile.mirror_maker_2`.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
 from sparklink.operator.hosting import label_selector
-from sparklink.operator.model import bootstrap, config_safety, workers
+from sparklink.operator.model import bootstrap, config_safety, worker_security, workers
+from sparklink.operator.model.client_auth import Material, SecretReader
 from sparklink.operator.model.conditions import Condition, ReconcileFailure, not_ready, warning
 from sparklink.operator.model.resources import KAFKA, Key, Resource
 from sparklink.operator.model.status import KafkaConnectStatus
@@ -46,6 +48,8 @@ class ConnectWorkers:
     replicas: int | None
     label_selector: str
     refused: bool = False  # the resource's settings were refused; what runs was left as it was
+    settings: workers.WorkerSettings | None = None  # what the workers run with (None: invalid or refused)
+    credentials: str | None = None  # a local group's shared credentials directory (see HostState)
 
     @property
     def rest_url(self) -> str | None:
@@ -62,11 +66,7 @@ def ensure(deps: Deps, resource: Resource, what: str) -> ConnectWorkers:
     try:
         resolved = local_addresses(deps, resource)
         settings = workers.from_resource(resolved)
-        if settings.client_auth is not None:
-            # The Secrets named by spec.tls / spec.authentication: NotReady naming one that is missing.
-            ns = resolved.namespace
-            material = settings.client_auth.resolve(lambda name: deps.store.secret_data(ns, name), ns)
-            settings = dataclasses.replace(settings, material=material)
+        settings = _with_material(deps, resolved.namespace, settings)
     except config_safety.UnsafeConfig as exc:
         return _refused(deps, resource, exc, what)
     except ReconcileFailure as exc:
@@ -74,14 +74,44 @@ def ensure(deps: Deps, resource: Resource, what: str) -> ConnectWorkers:
         retry = STARTING_RECHECK_SECONDS if exc.retriable else None
         return ConnectWorkers(resource, invalid, retry, (), None, None, label_selector(resource))
     notes = ignored_warnings(settings.ignored_options) + config_safety.spark_warnings(settings.ignored_spark)
+    if deps.resolve_bootstrap:  # the local runtime: file providers are confined to the credentials
+        notes += worker_security.provider_warnings(settings.config)
     state = deps.runtime.ensure(resolved, settings)
     selector = label_selector(resolved)
+
+    def found(problem: Condition | None, retry: float | None, url: str | None) -> ConnectWorkers:
+        return ConnectWorkers(
+            resolved, problem, retry, notes, url, state.replicas, selector, False, settings, state.credentials
+        )
+
     if settings.replicas == 0:
-        return ConnectWorkers(resolved, None, None, notes, None, state.replicas, selector)
+        return found(None, None, None)
     if not state.ready or state.url is None:
         starting = not_ready("Creating", f"{what} workers are starting: {state.detail}")
-        return ConnectWorkers(resolved, starting, STARTING_RECHECK_SECONDS, notes, state.url, state.replicas, selector)
-    return ConnectWorkers(resolved, None, None, notes, state.url, state.replicas, selector)
+        return found(starting, STARTING_RECHECK_SECONDS, state.url)
+    return found(None, None, state.url)
+
+
+def _with_material(deps: Deps, namespace: str, settings: workers.WorkerSettings) -> workers.WorkerSettings:
+    """The Secrets named by spec.tls / spec.authentication (and each MirrorMaker 2 source's) read in;
+    ReconcileFailure (NotReady) naming a Secret or key that is missing."""
+
+    def read(name: str) -> Mapping[str, bytes] | None:
+        return deps.store.secret_data(namespace, name)
+
+    if settings.client_auth is not None:
+        settings = dataclasses.replace(settings, material=settings.client_auth.resolve(read, namespace))
+    sources = tuple(dataclasses.replace(s, material=_resolve(s, read, namespace)) for s in settings.sources)
+    return dataclasses.replace(settings, sources=sources)
+
+
+def _resolve(source: worker_security.SourceAuth, read: SecretReader, namespace: str) -> Material:
+    try:
+        return source.auth.resolve(read, namespace)
+    except ReconcileFailure as exc:  # say which cluster's Secret it is
+        raise ReconcileFailure(
+            f"{exc.message} (spec.mirrors[{source.index}].source)", exc.reason, retriable=exc.retriable
+        ) from None
 
 
 def _refused(deps: Deps, resource: Resource, exc: config_safety.UnsafeConfig, what: str) -> ConnectWorkers:

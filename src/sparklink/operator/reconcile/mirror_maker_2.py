@@ -17,6 +17,7 @@ from typing import Any
 
 from sparklink.operator.connect_client import ConnectClient, ConnectRestError
 from sparklink.operator.model import annotations as anno
+from sparklink.operator.model import worker_security
 from sparklink.operator.model.autorestart import AutoRestartStatus
 from sparklink.operator.model.conditions import (
     REASON_FAILED_FUTURE,
@@ -55,7 +56,7 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
         return result
 
     owner = group.resource
-    desired = from_mirror_maker_2(owner)
+    desired = from_mirror_maker_2(owner, *_cluster_security(group, owner.namespace))
     names = [d.name for d in desired]
     previous = {
         s.connector_name: s
@@ -92,6 +93,16 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
     )
     result.status_written = deps.write_status(resource, group.status(status))
     return result
+
+
+def _cluster_security(
+    group: connect_workers.ConnectWorkers, namespace: str
+) -> tuple[dict[str, str] | None, dict[int, dict[str, str]]]:
+    """The clusters' rendered `tls` / `authentication` for the connectors' config (Strimzi puts them there)."""
+    if group.settings is None:
+        return None, {}
+    target, sources = worker_security.connector_settings(group.settings, group.credentials, namespace)
+    return target or None, sources
 
 
 def _kept(resource: Resource, refused: bool) -> dict[str, Any]:

@@ -102,7 +102,9 @@ def test_a_healthy_start_logs_no_error_line(kubeobj: Kube, operator_process: Ope
     assert [line for line in operator_process.log_since_start() if " ERROR " in line] == []
 
 
-def test_strimzi_example_manifests_apply_unchanged_and_the_connector_reaches_ready(kubeobj: Kube, connect: str) -> None:
+def test_strimzi_example_manifests_apply_unchanged_and_the_image_file_source_is_refused_naming_where_files_go(
+    kubeobj: Kube, connect: str, operator_process: OperatorProcess
+) -> None:
     # The KafkaConnect example names a Kafka cluster that does not exist here (and this module's own
     # KafkaConnect has its name): the API server validating it, in a namespace of its own (a server-side
     # dry run with strict field validation), is what "applies unchanged" means for it.
@@ -115,12 +117,20 @@ def test_strimzi_example_manifests_apply_unchanged_and_the_connector_reaches_rea
         )
     finally:
         kubeobj.core.delete_namespace(dry)
+    # The connector example reads /opt/kafka/LICENSE from Strimzi's container image. A local worker runs as the
+    # operator's user, so its file connectors use only the group's files directory: the connector is refused
+    # with a message that names the file and that directory, and nothing is created on the workers. (The chain
+    # with the file placed there runs in test_operator_kafka_security's quick-start test.)
+    files = operator_process.files_dir("KafkaConnect", CONNECT)
     connector = yaml.safe_load((DATA / "source-connector.yaml").read_text())
     kubeobj.create(connector)
-    obj = kubeobj.wait("KafkaConnector", "my-source-connector", is_ready, "Ready", timeout=120)
-    assert connector_state(obj) == "RUNNING"
-    assert obj["status"]["tasksMax"] == 2
-    assert obj["status"]["topics"] == [] or obj["status"]["topics"] == ["my-topic"]
+
+    def refused(o: dict[str, Any]) -> bool:
+        text = " ".join(c.get("message", "") for c in conditions(o, "NotReady"))
+        return "/opt/kafka/LICENSE" in text and str(files) in text
+
+    kubeobj.wait("KafkaConnector", "my-source-connector", refused, "refused, naming the allowed directory")
+    assert "my-source-connector" not in httpx.get(f"{connect}/connectors").json()
     kubeobj.delete("KafkaConnector", "my-source-connector")
     wait_for(
         lambda: "my-source-connector" not in httpx.get(f"{connect}/connectors").json(), 60, "the connector deleted"

@@ -28,6 +28,7 @@ from kubernetes.client.exceptions import ApiException
 from sparklink.operator.kube.install import apply_crds
 from sparklink.operator.model.resources import GROUP, PLURALS, VERSION
 from sparklink.platform import ports, process
+from tests.conftest import TEST_PLUGIN_PATH
 from tests.helpers import unique, wait_for
 
 MINUTE_SECONDS = 2.0  # the auto-restart back-off unit the test operators run with
@@ -144,6 +145,7 @@ class OperatorProcess:
             "--full-reconcile-interval", "20",
             "--metrics-port", str(self.metrics_port),
             "--state-dir", str(self.state_dir / "workers"),
+            "--plugin-path", str(TEST_PLUGIN_PATH),
             "--log-level", "INFO",
             *self.extra,
         ]  # fmt: skip

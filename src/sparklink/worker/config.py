@@ -106,6 +106,13 @@ class WorkerConfig(BaseModel):
     # How long a stopping task's batch in hand may run on before its query is stopped (and its jobs
     # cancelled): Connect's setting of the same name and default.
     task_shutdown_graceful_timeout_ms: int = Field(5000, alias="task.shutdown.graceful.timeout.ms", ge=0)
+    # Connect's plugin locations (comma-separated directories or jars): Java plugins run in the Spark JVMs'
+    # Connect host, Python distributions (a *.dist-info with sparklink entry points) are imported from there.
+    plugin_path: str = Field("", alias="plugin.path")
+    # KIP-898: how Java plugins are found (service manifests, reflection or both), as in Connect.
+    plugin_discovery: Literal["only_scan", "hybrid_warn", "hybrid_fail", "service_load"] = Field(
+        "hybrid_warn", alias="plugin.discovery"
+    )
     state_dir: str | None = Field(None, alias="sparklink.state.dir")
     # Every task is a Spark streaming query in this process: bound what one request can ask for.
     tasks_max_limit: int = Field(256, alias="sparklink.tasks.max.limit", ge=1)
@@ -159,6 +166,11 @@ class WorkerConfig(BaseModel):
         prefixes and `connector.client.config.override.policy`."""
         extra = {k: str(v) for k, v in (self.model_extra or {}).items() if v is not None}
         return {**extra, "bootstrap.servers": self.bootstrap_servers}
+
+    @field_validator("plugin_discovery", mode="before")
+    @classmethod
+    def _plugin_discovery(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("listeners")
     @classmethod

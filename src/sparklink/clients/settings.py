@@ -178,4 +178,3 @@ def client_config(bootstrap_servers: str, **extra: Any) -> dict[str, Any]:
     """Plaintext librdkafka settings: bootstrap servers plus librdkafka's logs routed to Python logging.
     Secured clusters: use `KafkaClientSettings(...).librdkafka(**extra)`."""
     return {"bootstrap.servers": bootstrap_servers, "logger": _rdkafka_log, **extra}
-

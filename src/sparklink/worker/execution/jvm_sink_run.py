@@ -22,8 +22,8 @@ from sparklink.worker.execution.jvm_source_run import task_spec
 from sparklink.worker.execution.run import TaskStart
 from sparklink.worker.execution.sink_run import PartitionRun
 from sparklink.worker.plugins.java import JavaSinkTask
-from sparklink.worker.transforms.errors import ErrorCounts, ErrorPolicy
 from sparklink.worker.plugins.jvm_host import java_call, to_json
+from sparklink.worker.transforms.errors import ErrorCounts, ErrorPolicy
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

@@ -21,8 +21,8 @@ from sparklink.api.task_config import CONNECTOR_CLASS
 from sparklink.clients.settings import KafkaClientSettings
 from sparklink.worker.execution.run import TaskRun, TaskStart
 from sparklink.worker.plugins.java import JavaSourceTask, JavaTask
-from sparklink.worker.transforms.errors import ErrorCounts, ErrorPolicy
 from sparklink.worker.plugins.jvm_host import java_call
+from sparklink.worker.transforms.errors import ErrorCounts, ErrorPolicy
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +115,9 @@ class JvmSourceRun(TaskRun):
 
     def trigger(self) -> str:
         return "LongRunningTask"
+
+    def _spark_query(self) -> None:
+        return None  # a Spark job, not a streaming query: no streaming progress to report
 
     def error_policy(self) -> ErrorPolicy:
         return self.policy

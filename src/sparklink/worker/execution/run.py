@@ -20,7 +20,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from sparklink.api.connector import Task
 from sparklink.api.metrics import MetricGroup
@@ -122,7 +122,7 @@ class TaskRun(RunningTask, ABC):
             task_metrics.task_group("task-error-metrics", connector, task_id, self.error_counts().values()),
             task_metrics.task_group(*self._kind_values()),
             task_metrics.spark_group(
-                connector, task_id, self.query, self.trigger(), task_metrics.spark_ui(self.services.spark)
+                connector, task_id, self._spark_query(), self.trigger(), task_metrics.spark_ui(self.services.spark)
             ),
         ]
         try:
@@ -130,6 +130,10 @@ class TaskRun(RunningTask, ABC):
         except Exception:  # a plugin's metrics never fail the scrape
             log.debug("metrics of task %s-%d", connector, task_id, exc_info=True)
         return groups
+
+    def _spark_query(self) -> StreamingQuery | None:
+        """The run's query as Spark's StreamingQuery (a Java source task's job is not one)."""
+        return cast("StreamingQuery | None", self.query)
 
     @abstractmethod
     def error_policy(self) -> ErrorPolicy:

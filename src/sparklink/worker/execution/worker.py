@@ -17,7 +17,15 @@ from dataclasses import dataclass
 from sparklink.api.connector import Connector, ConnectorContext, Offset, Partition, SinkTask
 from sparklink.api.errors import BadRequestError, ConnectError
 from sparklink.api.metrics import MetricGroup, connect_group
-from sparklink.api.task_config import CONNECTOR_CLASS, TASK_CLASS, TASK_COUNT, TOPICS, TOPICS_REGEX, TaskSettings, sink_group
+from sparklink.api.task_config import (
+    CONNECTOR_CLASS,
+    TASK_CLASS,
+    TASK_COUNT,
+    TOPICS,
+    TOPICS_REGEX,
+    TaskSettings,
+    sink_group,
+)
 from sparklink.worker import log_context
 from sparklink.worker.execution import jvm_metrics, kafka_io
 from sparklink.worker.execution.run import TaskStart

@@ -309,7 +309,9 @@ class StandaloneHerder:
 
     # ------------------------------------------------------------------ plugins and metrics
     def plugins(self, connectors_only: bool = True) -> list[PluginInfo]:
-        connectors = [PluginInfo(class_name=d.class_name, type=d.type, version=d.version()) for d in self._plugins.all()]
+        connectors = [
+            PluginInfo(class_name=d.class_name, type=d.type, version=d.version()) for d in self._plugins.all()
+        ]
         if connectors_only:
             return connectors
         # Connect's order: connectors, then transformations, predicates, converters, header converters;

@@ -1,6 +1,6 @@
 package io.sparklink.connect.host;
 
-import org.apache.kafka.common.utils.internals.AppInfoParser;
+import org.apache.kafka.common.utils.AppInfoParser;
 
 import java.net.URLClassLoader;
 import java.util.Map;

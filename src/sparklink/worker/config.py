@@ -149,9 +149,11 @@ class WorkerConfig(BaseModel):
 
     def file_access(self, *protected: str | Path) -> files.FileAccess:
         """The rules plugins read and write files by: the allow-list, and no writes into this process's
-        installation, the state directory or `protected` (what else the worker keeps: Spark's jars)."""
+        installation, the state directory, plugin.path or `protected` (what else the worker keeps: Spark's jars)."""
         own = [self.state_dir] if self.state_dir else []
-        return files.FileAccess.of(self.file_allowed_paths, [*own, *protected])
+        # plugin.path holds code the worker loads (jars, Python distributions): never a file connector's target.
+        plugins = [entry.strip() for entry in self.plugin_path.split(",") if entry.strip()]
+        return files.FileAccess.of(self.file_allowed_paths, [*own, *plugins, *protected])
 
     @field_validator("file_allowed_paths")
     @classmethod

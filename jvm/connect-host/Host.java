@@ -89,6 +89,9 @@ public final class Host {
     /** A sink task for a run on the driver: it takes each micro-batch of records read by Spark's Kafka source. */
     public SinkTaskHost sinkTask(String specJson) {
         TaskSpec spec = new TaskSpec(specJson);
-        return new SinkTaskHost(spec, pluginSet(spec.pluginPath, spec.discovery));
+        // Its clients (the dead letter queue's producer) are made here: with the host's loader as context loader.
+        try (Swap ignored = Swap.to(Host.class.getClassLoader())) {
+            return new SinkTaskHost(spec, pluginSet(spec.pluginPath, spec.discovery));
+        }
     }
 }

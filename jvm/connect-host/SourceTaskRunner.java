@@ -69,6 +69,14 @@ final class SourceTaskRunner {
 
     /** Run the task until a stop is requested; throws what fails it (after committing what Kafka has). */
     void run() throws Exception {
+        // As Connect's WorkerTask thread: the plugin's loader is the context loader for the whole run, so the
+        // host's Kafka clients and the plugin resolve classes among theirs, not the Spark task thread's.
+        try (Swap ignored = Swap.to(plugins.pluginClass(spec.connectorClass).getClassLoader())) {
+            runInLoader();
+        }
+    }
+
+    private void runInLoader() throws Exception {
         Thread watcher = null;
         boolean started = false;
         try {

@@ -24,7 +24,7 @@ import pytest
 from sparklink.platform import process
 from sparklink.platform.kafka import KafkaCluster
 from tests.conftest import TEST_PLUGIN_PATH, worker_props
-from tests.helpers import create_topic, read_topic, unique, wait_for
+from tests.helpers import create_topic, read_topic, topic_size, unique, wait_for
 from tests.it.postgres import Postgres, postgres_server  # noqa: F401 (the session fixture)
 from tests.support.java_plugins import compile_plugin, plugin_dir, plugins_root
 from tests.worker_process import WorkerProcess
@@ -124,7 +124,9 @@ def _running(http: httpx.Client, name: str, tasks: int = 1) -> bool:
     status = _status(http, name)
     states = [status.get("connector", {}).get("state"), *(t["state"] for t in status.get("tasks", []))]
     if "FAILED" in states:
-        raise AssertionError(f"{name} failed: {json.dumps(status)[:3000]}")
+        traces = [status["connector"].get("trace", ""), *(t.get("trace", "") for t in status["tasks"])]
+        causes = [line for trace in traces for line in trace.splitlines() if not line.strip().startswith("at ")]
+        raise AssertionError(f"{name} failed: {json.dumps(status)[:1000]}\n" + "\n".join(causes)[:4000])
     return states == ["RUNNING"] * (tasks + 1)
 
 
@@ -208,7 +210,12 @@ def test_apache_file_connectors_from_plugin_path_carry_a_file_through_kafka_to_a
     def lines() -> list[str]:
         return sink_file.read_text("utf-8").splitlines() if sink_file.exists() else []
 
-    wait_for(lambda: len(lines()) >= len(expected), 180, "every line in the sink file")
+    # A task that fails on the way raises with its status (its Java trace).
+    wait_for(
+        lambda: _running(http, source) and _running(http, sink) and len(lines()) >= len(expected),
+        180,
+        "every line in the sink file",
+    )
     assert lines() == expected
     records = read_topic(kafka.bootstrap_servers, topic, len(expected))
     assert [r.value().decode() for r in records] == expected  # StringConverter's bytes, in order
@@ -279,7 +286,8 @@ def test_debezium_postgres_snapshot_then_inserts_updates_and_deletes_reach_kafka
     topic = f"{prefix}.public.{table}"
     try:
         wait_for(lambda: _running(http, name), 180, "the Debezium connector and its task RUNNING")
-        snapshot = read_topic(kafka.bootstrap_servers, topic, 2, timeout=180)
+        wait_for(lambda: _running(http, name) and topic_size(kafka.bootstrap_servers, topic) >= 2, 180, "the snapshot")
+        snapshot = read_topic(kafka.bootstrap_servers, topic, 2)
         events = [json.loads(r.value()) for r in snapshot]
         assert [(e["op"], e["after"]) for e in events] == [
             ("r", {"id": 1, "name": "apple", "qty": 3}),

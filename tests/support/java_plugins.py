@@ -56,7 +56,8 @@ def compile_plugin(location: Path, sources: dict[str, str], services: dict[str, 
             manifest.write_text("".join(f"{i}\n" for i in implementations))
         location.mkdir(parents=True, exist_ok=True)
         jar = location / "plugin.jar"
-        subprocess.run(["jar", "--create", "--file", str(jar), "-C", str(classes), "."], check=True, capture_output=True)
+        archive = ["jar", "--create", "--file", str(jar), "-C", str(classes), "."]
+        subprocess.run(archive, check=True, capture_output=True)
         return jar
     finally:
         shutil.rmtree(work, ignore_errors=True)

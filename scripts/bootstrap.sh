@@ -3,10 +3,12 @@
 #   1. a virtualenv in .venv with the pinned Python dependencies and sparklink itself (editable);
 #   2. the JVM jars from Maven Central into .cache/jars/<set>, one set per pom under jvm/;
 #   3. our own Java, compiled with javac: the MirrorMaker producer interceptors (jvm/interceptor), the file
-#      sink's Spark line writer (jvm/lines), the SQL functions (jvm/sql) and the local file system (jvm/localfs).
+#      sink's Spark line writer (jvm/lines), the SQL functions (jvm/sql), the local file system (jvm/localfs)
+#      and the Connect host that runs Java plugins from plugin.path (jvm/connect-bridge, jvm/connect-host) over
+#      Connect's runtime (jvm/connect, .cache/jars/connect).
 # What only the tests need is not here: scripts/test-deps.sh (called by `make test`) installs Debian's
-# PostgreSQL and builds the Kubernetes binaries (scripts/kube-binaries.sh), and `sparklink k8s start` builds
-# those binaries itself the first time if they are missing.
+# PostgreSQL, fetches the Connect plugins the tests run (jvm/plugins, .cache/plugins) and builds the
+# Kubernetes binaries (scripts/kube-binaries.sh), and `sparklink k8s start` builds those binaries itself the first time if they are missing.
 # Each step is skipped when a stamp holding the hash of its inputs matches, so a second run takes
 # seconds and downloads nothing. Delete .venv or .cache to force a rebuild.
 set -euo pipefail
@@ -39,7 +41,7 @@ else
 fi
 
 t_python=$((SECONDS - phase_start)); phase_start=$SECONDS
-bash scripts/fetch-jars.sh kafka spark-kafka agents jdbc
+bash scripts/fetch-jars.sh kafka spark-kafka agents jdbc connect
 
 t_jars=$((SECONDS - phase_start)); phase_start=$SECONDS
 
@@ -83,5 +85,12 @@ build_jar sql sparklink-sql.jar "$(find "$pyspark_jars" -name "spark-sql-api_*.j
 # Hadoop's local file system without a chmod process per file created (the Spark driver's `file:`).
 build_jar localfs sparklink-localfs.jar "$(find "$pyspark_jars" -name "hadoop-client-api-*.jar" -xtype f | sort | paste -sd:)" \
   "the local file system for Spark's checkpoints" jvm/localfs/*.java
+
+# The Connect host: Java plugins from plugin.path run in the Spark JVMs inside an isolated class loader that holds
+# Connect's runtime (.cache/jars/connect) and this host code; the bridge, on Spark's class path, reaches it.
+build_jar connect-bridge sparklink-connect-bridge.jar "$(find "$pyspark_jars" -name "*.jar" -xtype f | sort | paste -sd:)" \
+  "the Connect host's bridge to Spark" jvm/connect-bridge/*.java
+build_jar connect-host sparklink-connect-host.jar "$(ls .cache/jars/connect/*.jar | sort | paste -sd:)" \
+  "the Connect host (Java plugins from plugin.path)" jvm/connect-host/*.java
 t_javac=$((SECONDS - phase_start))
 say "ready in ${SECONDS}s (.venv ${t_python}s, jars ${t_jars}s, javac ${t_javac}s)"

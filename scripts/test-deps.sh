@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # What only the test suite needs beyond scripts/bootstrap.sh, run by `make test` (and so by .ci/run):
-#   1. the reference Apache Connect and MirrorMaker 2 peers' jars (jvm/kafka-peers, .cache/jars/kafka-peers);
+#   1. the reference Apache Connect and MirrorMaker 2 peers' jars (jvm/kafka-peers, .cache/jars/kafka-peers),
+#      and the Connect plugins the Java-plugin tests run, from their published Maven artifacts: Debezium's
+#      PostgreSQL connector and Apache's connect-file (jvm/plugins, a plugin.path directory in .cache/plugins);
 #   2. Debian's PostgreSQL server (initdb, postgres), which the JDBC connector tests start on loopback, and
 #      Debian's Chromium, which the browser tests drive headless;
 #   3. etcd, kube-apiserver and kube-controller-manager, built from the Go module proxy into .cache/kube/bin
@@ -13,7 +15,7 @@ mkdir -p .cache
 
 say() { printf '\033[1;34m[bootstrap]\033[0m %s\n' "$*"; }
 
-bash scripts/fetch-jars.sh kafka-peers
+bash scripts/fetch-jars.sh kafka-peers plugins
 
 # The JDBC connector tests run a throwaway PostgreSQL server from Debian's package (as root: apt-get).
 if compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null; then

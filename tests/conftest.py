@@ -5,6 +5,8 @@ its own internal topics."""
 from __future__ import annotations
 
 import logging
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,10 +17,20 @@ from sparklink.platform.kafka import KafkaCluster
 from sparklink.worker.assembly import RunningWorker, start_worker
 from sparklink.worker.config import WorkerConfig
 from tests.helpers import unique
+from tests.support import python_plugins
 from tests.support.kafka import kafka_cluster
 from tests.support.secured_kafka import SecuredKafka, mtls_cluster, secured_cluster
 
 logging.getLogger("py4j").setLevel(logging.WARNING)
+
+TEST_PLUGIN_PATH = python_plugins.install(Path(tempfile.mkdtemp(prefix="sparklink-test-plugins-")))
+"""The plugin.path of test workers: the test-only Python plugins, installed as a distribution."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _test_plugin_path() -> Iterator[Path]:
+    yield TEST_PLUGIN_PATH
+    shutil.rmtree(TEST_PLUGIN_PATH, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -67,6 +79,7 @@ def worker_props(kafka: KafkaCluster, group: str, state_dir: Path, **overrides: 
         "rest.port": 0,
         "task.trigger.interval.ms": 300,
         "sparklink.state.dir": str(state_dir),
+        "plugin.path": str(TEST_PLUGIN_PATH),
         **overrides,
     }
 

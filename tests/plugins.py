@@ -1,4 +1,5 @@
-"""Test-only connector plugins, loaded by dotted path (`tests.plugins.CountingConnector`).
+"""Test-only connector plugins (`tests.plugins.CountingConnector`), installed as a distribution on the test
+workers' plugin.path (tests/support/python_plugins.py).
 
 They count how often the connector instance and each task start, and can fail the first N connector
 starts, so restart tests can see exactly what a restart touched (like Connect's test connectors).

@@ -26,7 +26,9 @@ class WorkerProcess:
         state_dir: Path,
         log_level: str = "WARNING",
         client: dict[str, Any] | None = None,
+        env: dict[str, str] | None = None,
     ) -> None:
+        """`env`: environment variables the worker process gets on top of this one's."""
         if "listeners" in props:
             self.props = dict(props)
         else:
@@ -34,6 +36,7 @@ class WorkerProcess:
         self.state_dir = state_dir
         self.log_level = log_level
         self.client = dict(client or {})
+        self.env = dict(env or {})
         self.pid = 0
         self._jvms: list[int] = []
 
@@ -54,7 +57,7 @@ class WorkerProcess:
         properties.touch(mode=0o600)  # it may hold a password
         properties.write_text(javaproperties.dumps({k: str(v) for k, v in self.props.items()}, timestamp=False))
         cmd = [sys.executable, "-m", "sparklink.cli.main", "worker", str(properties), "--log-level", self.log_level]
-        self.pid = process.spawn(cmd, self.log)
+        self.pid = process.spawn(cmd, self.log, env={**os.environ, **self.env} if self.env else None)
 
         def healthy() -> bool:
             if not process.alive(self.pid):

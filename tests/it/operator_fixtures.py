@@ -30,6 +30,7 @@ from sparklink.operator import rbac
 from sparklink.operator.kube.install import apply_crds, apply_rbac
 from sparklink.operator.model.resources import GROUP, PLURALS, VERSION
 from sparklink.platform import ports, process
+from tests.conftest import TEST_PLUGIN_PATH
 from tests.helpers import unique, wait_for
 
 MINUTE_SECONDS = 2.0  # the auto-restart back-off unit the test operators run with
@@ -146,6 +147,7 @@ class OperatorProcess:
             "--full-reconcile-interval", "20",
             "--metrics-port", str(self.metrics_port),
             "--state-dir", str(self.state_dir / "workers"),
+            "--plugin-path", str(TEST_PLUGIN_PATH),
             "--log-level", "INFO",
             *self.extra,
         ]  # fmt: skip

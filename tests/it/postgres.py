@@ -1,7 +1,8 @@
 """A throwaway PostgreSQL server for the JDBC connector tests, from Debian's `postgresql` package.
 
 `initdb` makes a cluster in a temporary directory and the `postgres` server runs on a free loopback
-port with password authentication over TCP, so the connectors really log in. PostgreSQL refuses to run
+port with password authentication over TCP, so the connectors really log in, and with `wal_level=logical`
+so Debezium's PostgreSQL connector can stream changes (pgoutput). PostgreSQL refuses to run
 as root, so under root both run as the package's `postgres` user, which then owns the directory. The
 server is stopped (fast shutdown) and the directory removed at the end of the session.
 
@@ -140,6 +141,13 @@ def postgres_server() -> Iterator[Postgres]:
             "shared_buffers=32MB",
             "-c",
             "max_connections=50",
+            # Logical decoding, for Debezium's change data capture (pgoutput, a replication slot each).
+            "-c",
+            "wal_level=logical",
+            "-c",
+            "max_replication_slots=8",
+            "-c",
+            "max_wal_senders=8",
         ]
         with log.open("wb") as out:
             process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, **as_postgres)

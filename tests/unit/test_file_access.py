@@ -51,6 +51,16 @@ def test_the_worker_state_dir_and_what_the_worker_adds_are_protected(tmp_path: P
     assert "installation or Python path" in (access.write_error(str(jars / "evil.jar")) or "")
 
 
+def test_plugin_path_is_protected_from_file_connectors(tmp_path: Path) -> None:
+    plugins, other = tmp_path / "plugins", tmp_path / "other"
+    (plugins / "connect-file").mkdir(parents=True)
+    other.mkdir()
+    access = WorkerConfig.model_validate({"plugin.path": f"{other}, {plugins}"}).file_access()
+    assert access.write_error(str(plugins / "connect-file" / "evil.jar")) is not None
+    assert access.write_error(str(other / "x.txt")) is not None
+    assert access.write_error(str(tmp_path / "out.txt")) is None
+
+
 def test_a_missing_parent_is_an_error_and_nothing_is_created(tmp_path: Path) -> None:
     target = tmp_path / "missing" / "deeper" / "out.txt"
     reason = FileAccess.of().write_error(str(target))

@@ -49,7 +49,7 @@ class TwinWorker:
         self.failing_tasks: set[tuple[str, int]] = set()
 
     def start_connector(self, name: str, config: Mapping[str, str], context: ConnectorContext) -> None:
-        instance = self.plugins.resolve(config[CONNECTOR_CLASS]).cls()
+        instance = self.plugins.resolve(config[CONNECTOR_CLASS]).new_connector()
         instance.context = context
         instance.start(config)
         self.connectors[name] = instance

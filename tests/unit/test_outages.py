@@ -117,7 +117,7 @@ def failed_run(timeout_ms: int, outage: outages.Outage | None = None, batches: i
         outage=outage,
         batches=batches,
         started=time.monotonic(),
-        pipeline=SimpleNamespace(policy=policy),
+        error_policy=lambda: policy,
         events=Events(),
         exception=None,
         error="",

@@ -34,6 +34,7 @@ class ConfigKey:
     width: str = "NONE"
     display_name: str | None = None
     recommended: tuple[str, ...] = ()
+    dependents: tuple[str, ...] = ()
 
     @property
     def required(self) -> bool:

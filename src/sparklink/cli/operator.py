@@ -54,6 +54,13 @@ def run(
     state_dir: Annotated[
         Path, typer.Option(help="Where local Connect workers keep their properties, logs and state.")
     ] = Path(".state/operator"),
+    plugin_path: Annotated[
+        str,
+        typer.Option(
+            help="plugin.path of the local Connect workers: where their connector plugins are (Connect's layout; "
+            "Strimzi's images set it themselves, so spec.config may not)."
+        ),
+    ] = "",
     workers: Annotated[int, typer.Option(help="Resources reconciled in parallel.")] = 4,
     runtime: Annotated[
         str,
@@ -101,6 +108,7 @@ def run(
         minute=timedelta(seconds=minute_seconds),
         metrics_port=metrics_port,
         state_dir=state_dir,
+        plugin_path=plugin_path,
         workers=workers,
         runtime=runtime,
         image=image,

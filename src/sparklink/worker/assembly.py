@@ -14,6 +14,7 @@ naming the broker, the protocol and mechanism and the setting to check, before S
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -32,7 +33,7 @@ from sparklink.worker.execution.tasks import TaskRuns
 from sparklink.worker.execution.worker import Worker
 from sparklink.worker.herder.distributed import DistributedHerder
 from sparklink.worker.herder.herder import StandaloneHerder, Stores
-from sparklink.worker.plugins import Plugins
+from sparklink.worker.plugins import Plugins, jvm_host, locations
 from sparklink.worker.rest import app as rest_app
 from sparklink.worker.rest.security.settings import RestSecurity
 from sparklink.worker.rest.server import RestServer
@@ -45,6 +46,8 @@ from sparklink.worker.storage.status import StatusStore
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+    from sparklink.worker.plugins.jvm_host import ConnectHost
 
 log = logging.getLogger(__name__)
 
@@ -70,13 +73,15 @@ def kafka_stores(config: WorkerConfig, clients: WorkerClients | None = None) -> 
     clients = clients or kafka_clients(config)
     # In a group every worker writes these topics; each follows them to see the others' writes.
     follow = config.mode == "distributed"
+    # Java source tasks write their offsets from the Spark tasks that run them: followed too.
+    follow_offsets = follow or bool(locations.scan(config.plugin_path).java)
 
-    def backend(key: str, topic: str, partitions: int, rf: int) -> KafkaBackend:
+    def backend(key: str, topic: str, partitions: int, rf: int, follows: bool = follow) -> KafkaBackend:
         create = config.internal_topics_creation
         log = KafkaLog(
             clients.worker, topic, partitions, rf, client_id=config.group_id, create=create, topic_config=key
         )
-        return KafkaBackend(log, follow=follow)
+        return KafkaBackend(log, follow=follows)
 
     return Stores(
         configs=ConfigStore(backend("config.storage.topic", config.config_topic, 1, config.config_replication)),
@@ -84,10 +89,26 @@ def kafka_stores(config: WorkerConfig, clients: WorkerClients | None = None) -> 
             backend("status.storage.topic", config.status_topic, config.status_partitions, config.status_replication)
         ),
         offsets=OffsetStore(
-            backend("offset.storage.topic", config.offset_topic, config.offset_partitions, config.offset_replication)
+            backend(
+                "offset.storage.topic",
+                config.offset_topic,
+                config.offset_partitions,
+                config.offset_replication,
+                follow_offsets,
+            )
         ),
         group_offsets=KafkaGroupOffsetStore(clients.task(ClientKind.ADMIN)),
     )
+
+
+def connect_host(config: WorkerConfig, spark: SparkSession) -> ConnectHost | None:
+    """The Connect host in the driver's JVM when plugin.path holds Java plugins (the bootstrap built it)."""
+    from sparklink.worker.execution import spark as spark_setup
+
+    classpath = spark_setup.connect_host_classpath()
+    if not locations.scan(config.plugin_path).java or classpath is None:
+        return None  # the plugin registry says why Java plugins are not loaded
+    return jvm_host.ConnectHost(spark, classpath, functools.partial(spark_setup.start_callback_server, spark))
 
 
 def converter_defaults(config: WorkerConfig) -> dict[str, str]:
@@ -184,7 +205,13 @@ def start_worker(
             else build_session(config.spark_master, f"sparklink-{config.worker_id}", spark_conf)
         )
         stores = kafka_stores(config, clients)
-        plugins = Plugins()
+        plugins = Plugins(
+            config.plugin_path,
+            config.plugin_discovery,
+            java=connect_host(config, session),
+            clients=clients.worker,
+            offsets_topic=config.offset_topic,
+        )
         scratch = Path(config.state_dir) / "checkpoints" if config.state_dir else None
         # Plugins never write where the worker keeps code: its installation, state, Spark's jars and home.
         files = config.file_access(*spark_dirs(session))

@@ -106,6 +106,13 @@ class WorkerConfig(BaseModel):
     # How long a stopping task's batch in hand may run on before its query is stopped (and its jobs
     # cancelled): Connect's setting of the same name and default.
     task_shutdown_graceful_timeout_ms: int = Field(5000, alias="task.shutdown.graceful.timeout.ms", ge=0)
+    # Connect's plugin locations (comma-separated directories or jars): Java plugins run in the Spark JVMs'
+    # Connect host, Python distributions (a *.dist-info with sparklink entry points) are imported from there.
+    plugin_path: str = Field("", alias="plugin.path")
+    # KIP-898: how Java plugins are found (service manifests, reflection or both), as in Connect.
+    plugin_discovery: Literal["only_scan", "hybrid_warn", "hybrid_fail", "service_load"] = Field(
+        "hybrid_warn", alias="plugin.discovery"
+    )
     state_dir: str | None = Field(None, alias="sparklink.state.dir")
     # Every task is a Spark streaming query in this process: bound what one request can ask for.
     tasks_max_limit: int = Field(256, alias="sparklink.tasks.max.limit", ge=1)
@@ -142,9 +149,11 @@ class WorkerConfig(BaseModel):
 
     def file_access(self, *protected: str | Path) -> files.FileAccess:
         """The rules plugins read and write files by: the allow-list, and no writes into this process's
-        installation, the state directory or `protected` (what else the worker keeps: Spark's jars)."""
+        installation, the state directory, plugin.path or `protected` (what else the worker keeps: Spark's jars)."""
         own = [self.state_dir] if self.state_dir else []
-        return files.FileAccess.of(self.file_allowed_paths, [*own, *protected])
+        # plugin.path holds code the worker loads (jars, Python distributions): never a file connector's target.
+        plugins = [entry.strip() for entry in self.plugin_path.split(",") if entry.strip()]
+        return files.FileAccess.of(self.file_allowed_paths, [*own, *plugins, *protected])
 
     @field_validator("file_allowed_paths")
     @classmethod
@@ -159,6 +168,11 @@ class WorkerConfig(BaseModel):
         prefixes and `connector.client.config.override.policy`."""
         extra = {k: str(v) for k, v in (self.model_extra or {}).items() if v is not None}
         return {**extra, "bootstrap.servers": self.bootstrap_servers}
+
+    @field_validator("plugin_discovery", mode="before")
+    @classmethod
+    def _plugin_discovery(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("listeners")
     @classmethod

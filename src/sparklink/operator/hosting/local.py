@@ -46,10 +46,13 @@ class WorkerRecord:
 
 
 class LocalWorkerHost:
-    def __init__(self, state_dir: Path, host: str = "127.0.0.1", log_level: str = "INFO") -> None:
+    def __init__(
+        self, state_dir: Path, host: str = "127.0.0.1", log_level: str = "INFO", plugin_path: str = ""
+    ) -> None:
         self.state_dir = Path(state_dir)
         self.host = host
         self.log_level = log_level
+        self.plugin_path = plugin_path
         self._lock = threading.Lock()
         self._known: set[Key] = set()
 
@@ -155,6 +158,7 @@ class LocalWorkerHost:
             "rest.host.name": self.host,
             "rest.port": str(port),
             "sparklink.state.dir": str(base / "state"),
+            **({"plugin.path": self.plugin_path} if self.plugin_path else {}),
         }
         properties = base / "worker.properties"
         # Escaped by a real properties writer: whatever a value holds, it stays that value.

@@ -74,6 +74,8 @@ class OperatorConfig:
     minute: timedelta = timedelta(minutes=1)
     metrics_port: int | None = 8080
     state_dir: Path = Path(".state/operator")
+    # The local runtime's workers' plugin.path (Strimzi sets it in its image; spec.config may not).
+    plugin_path: str = ""
     workers: int = 4
     worker_log_level: str = "INFO"
     runtime: str = "local"  # or "kubernetes": Deployments in the cluster instead of local processes
@@ -100,7 +102,9 @@ class Operator:
             from sparklink.operator.hosting.kubernetes import KubernetesWorkerHost
 
             runtime = KubernetesWorkerHost(self.api, config.image)
-        self.runtime = runtime or LocalWorkerHost(config.state_dir, log_level=config.worker_log_level)
+        self.runtime = runtime or LocalWorkerHost(
+            config.state_dir, log_level=config.worker_log_level, plugin_path=config.plugin_path
+        )
         self.kafka = kafka_runtime or self._kafka_runtime()
         self.deps = Deps(
             self.store,

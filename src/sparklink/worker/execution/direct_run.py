@@ -14,14 +14,14 @@ import functools
 import logging
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from sparklink.api.connector import SourceTask
 from sparklink.api.direct import DirectSource
 from sparklink.clients.settings import KafkaClientSettings
 from sparklink.worker.execution import kafka_io
 from sparklink.worker.execution.direct import last_progress
-from sparklink.worker.execution.run import TaskRun
+from sparklink.worker.execution.run import CompiledRun
 from sparklink.worker.execution.running import query_name
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(eq=False, kw_only=True)
-class DirectRun(TaskRun):
+class DirectRun(CompiledRun):
     source: SourceTask
     """The run's task (`task`), as a source."""
     direct: DirectSource
@@ -107,7 +107,7 @@ class DirectRun(TaskRun):
         """Stop between batches if the batch in hand ends within the grace (real-time mode never is
         between batches: its Spark tasks are interrupted, and `_release` asks the task what was
         written; see direct.py)."""
-        query = self.query
+        query = cast("StreamingQuery | None", self.query)  # a direct run's query is Spark's
         if query is not None and not self.ctx.realtime and not _wait_for_batch_end(query, grace):
             log.info(
                 "task %s-%d: its batch still runs %.0fs after the stop was asked; cancelling it",
@@ -120,7 +120,8 @@ class DirectRun(TaskRun):
     def _release(self) -> None:
         """After the query stopped: store its offsets (what its producer had acknowledged where the
         task can tell, else its last progress), free its slots."""
-        last = last_progress(self.query) if self.query is not None else None
+        query = cast("StreamingQuery | None", self.query)
+        last = last_progress(query) if query is not None else None
         grace = self.services.triggers.stop_grace_s
         written = functools.partial(self.direct.written_offsets, self.ctx, grace, final=True)
         self.services.progress.unwatch(query_name(self.connector, self.task_id), self, last, written)

@@ -1,7 +1,8 @@
 """Builds the run of a task: its pipeline, scratch checkpoint and context, and which kind of run it is.
 
 The registry (tasks.py) asks for a run at every start and restart; what kind follows from the task
-alone: a sink runs as a SinkRun, a source Spark's Kafka sink can write as it is (`DirectSource`,
+alone: a Java task of plugin.path as a JvmSourceRun or JvmSinkRun (its converters and transforms run
+in the JVM), a sink as a SinkRun, a source Spark's Kafka sink can write as it is (`DirectSource`,
 converters only) as a DirectRun, any other source as a SourceRun.
 """
 
@@ -12,16 +13,22 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
+from sparklink.api import config as cfg
 from sparklink.api.connector import SinkTask, SourceTask, TaskContext
 from sparklink.api.direct import DirectSource
 from sparklink.api.task_config import TaskSettings, sink_group
+from sparklink.worker import connector_config as connector_keys
 from sparklink.worker.execution.direct_run import DirectRun
+from sparklink.worker.execution.jvm_sink_run import JvmSinkRun
+from sparklink.worker.execution.jvm_source_run import JvmSourceRun
 from sparklink.worker.execution.outages import Outage
 from sparklink.worker.execution.run import TaskRun, TaskStart, converts_only
 from sparklink.worker.execution.running import safe_name
 from sparklink.worker.execution.services import RunServices
 from sparklink.worker.execution.sink_run import SinkRun
 from sparklink.worker.execution.source_run import SourceRun
+from sparklink.worker.plugins.java import JavaSinkTask, JavaSourceTask
+from sparklink.worker.transforms.errors import ErrorPolicy
 from sparklink.worker.transforms.pipeline import compile_pipeline
 
 
@@ -41,13 +48,36 @@ class RunFactory:
         settings = TaskSettings.parse(start.config)
         side: Literal["source", "sink"] = "source" if isinstance(task, SourceTask) else "sink"
         config = dict(start.connector_config or start.config)
-        pipeline = compile_pipeline(config, self.converter_defaults, side, connector, task_id)
         services.scratch.mkdir(parents=True, exist_ok=True)
         checkpoint = Path(tempfile.mkdtemp(prefix=f"{safe_name(connector)}-{task_id}-", dir=services.scratch))
         ctx = TaskContext(
             connector, task_id, dict(start.config), services.spark, checkpoint=str(checkpoint), files=services.files
         )
         state = (connector, task_id, task, ctx, settings, start.events, checkpoint)
+        if isinstance(task, JavaSourceTask):
+            return JvmSourceRun(
+                *state,
+                services=services,
+                connector_config=start.connector_config,
+                retries=retries,
+                outage=outage,
+                policy=error_policy(config, side),
+                java=task,
+                worker_converters=self.converter_defaults,
+            )
+        if isinstance(task, JavaSinkTask):
+            return JvmSinkRun(
+                *state,
+                services=services,
+                connector_config=start.connector_config,
+                retries=retries,
+                outage=outage,
+                policy=error_policy(config, side),
+                java=task,
+                group=sink_group(connector, ctx.config),
+                worker_converters=self.converter_defaults,
+            )
+        pipeline = compile_pipeline(config, self.converter_defaults, side, connector, task_id)
         if isinstance(task, SinkTask):
             group = sink_group(connector, ctx.config)
             return SinkRun(
@@ -84,3 +114,11 @@ class RunFactory:
             outage=outage,
             source=task,
         )
+
+
+def error_policy(config: Mapping[str, str], side: Literal["source", "sink"]) -> ErrorPolicy:
+    """A Java task's error handling (its converters and transforms run in the JVM, which applies it to
+    records): what the worker needs of it, the retry of a task through a Kafka outage."""
+    keys = connector_keys.definition(side).keys
+    errors_only = cfg.ConfigDef({name: key for name, key in keys.items() if name.startswith("errors.")})
+    return ErrorPolicy.from_config(errors_only.parse(config))

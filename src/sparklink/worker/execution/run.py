@@ -20,7 +20,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from sparklink.api.connector import Task
 from sparklink.api.metrics import MetricGroup
@@ -28,6 +28,7 @@ from sparklink.worker import log_context
 from sparklink.worker.execution import task_metrics
 from sparklink.worker.execution.outages import Outage
 from sparklink.worker.execution.running import (
+    Query,
     RunningTask,
     close_callback_connection,
     query_name,
@@ -36,6 +37,7 @@ from sparklink.worker.execution.running import (
 )
 from sparklink.worker.execution.services import RunServices
 from sparklink.worker.task_events import TaskEvents
+from sparklink.worker.transforms.errors import ErrorCounts, ErrorPolicy
 from sparklink.worker.transforms.pipeline import Pipeline
 
 if TYPE_CHECKING:
@@ -63,7 +65,6 @@ class TaskStart:
 @dataclass(eq=False, kw_only=True)
 class TaskRun(RunningTask, ABC):
     services: RunServices
-    pipeline: Pipeline
     connector_config: Mapping[str, str] | None = None
     retries: int = 0
     """The automatic restarts before this run (restarts.py: transient start failures)."""
@@ -73,7 +74,7 @@ class TaskRun(RunningTask, ABC):
     """When the run was built (monotonic seconds): one that runs long enough is through an outage."""
 
     @abstractmethod
-    def start(self) -> StreamingQuery | None:
+    def start(self) -> Query | None:
         """Start the run's query, or None when it has nothing to run for now (a sink with no
         partitions). Raises if it cannot start, having given back what it took."""
 
@@ -118,10 +119,10 @@ class TaskRun(RunningTask, ABC):
         connector, task_id = self.connector, self.task_id
         groups = [
             task_metrics.task_group("connector-task-metrics", connector, task_id, self.measures.task_values()),
-            task_metrics.task_group("task-error-metrics", connector, task_id, self.pipeline.error_counts.values()),
+            task_metrics.task_group("task-error-metrics", connector, task_id, self.error_counts().values()),
             task_metrics.task_group(*self._kind_values()),
             task_metrics.spark_group(
-                connector, task_id, self.query, self.trigger(), task_metrics.spark_ui(self.services.spark)
+                connector, task_id, self._spark_query(), self.trigger(), task_metrics.spark_ui(self.services.spark)
             ),
         ]
         try:
@@ -129,6 +130,18 @@ class TaskRun(RunningTask, ABC):
         except Exception:  # a plugin's metrics never fail the scrape
             log.debug("metrics of task %s-%d", connector, task_id, exc_info=True)
         return groups
+
+    def _spark_query(self) -> StreamingQuery | None:
+        """The run's query as Spark's StreamingQuery (a Java source task's job is not one)."""
+        return cast("StreamingQuery | None", self.query)
+
+    @abstractmethod
+    def error_policy(self) -> ErrorPolicy:
+        """The connector's error handling (errors.tolerance, errors.retry.*, the dead letter queue)."""
+
+    @abstractmethod
+    def error_counts(self) -> ErrorCounts:
+        """This run's `task-error-metrics` counts."""
 
     @abstractmethod
     def _kind_values(self) -> tuple[str, str, int, dict[str, float]]:
@@ -182,7 +195,7 @@ class TaskRun(RunningTask, ABC):
                     except Exception as exc:
                         if TOLERANCE_EXCEEDED in str(exc):
                             # errors.tolerance=none: the record that failed fails the task (Connect counts it).
-                            self.pipeline.error_counts.failed(1, skipped=False)
+                            self.error_counts().failed(1, skipped=False)
                         raise
             finally:
                 self.end_batch()
@@ -194,6 +207,19 @@ class TaskRun(RunningTask, ABC):
             .option("checkpointLocation", str(self.checkpoint))
             .start()
         )
+
+
+@dataclass(eq=False, kw_only=True)
+class CompiledRun(TaskRun, ABC):
+    """A run of a Python task, whose converters, transforms and error handling are compiled to Spark SQL."""
+
+    pipeline: Pipeline
+
+    def error_policy(self) -> ErrorPolicy:
+        return self.pipeline.policy
+
+    def error_counts(self) -> ErrorCounts:
+        return self.pipeline.error_counts
 
 
 def converts_only(pipeline: Pipeline) -> bool:

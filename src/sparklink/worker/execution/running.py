@@ -19,17 +19,30 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from sparklink.api.connector import Task, TaskContext
 from sparklink.api.task_config import TaskSettings
 from sparklink.worker.execution.task_metrics import RunMeasures
+from sparklink.worker.plugins.desc import JavaError
 from sparklink.worker.task_events import TaskEvents
 
-if TYPE_CHECKING:
-    from pyspark.sql.streaming.query import StreamingQuery
-
 log = logging.getLogger(__name__)
+
+
+class Query(Protocol):
+    """What the registry and its watchdog use of a run's query: Spark's StreamingQuery, or a Java source
+    task's long-running Spark job (jvm_source_run.JobQuery)."""
+
+    @property
+    def id(self) -> object: ...
+
+    @property
+    def isActive(self) -> bool: ...
+
+    def stop(self) -> None: ...
+
+    def exception(self) -> object | None: ...
 
 
 @dataclass(eq=False)
@@ -43,7 +56,7 @@ class RunningTask:
     settings: TaskSettings
     events: TaskEvents
     checkpoint: Path
-    query: StreamingQuery | None = None
+    query: Query | None = None
     records: int = 0
     batches: int = 0
     stopping: bool = False
@@ -133,7 +146,8 @@ def remember_error(run: RunningTask) -> Iterator[None]:
             log.debug("batch of %s-%d interrupted by stop: %s", run.connector, run.task_id, exc)
             return
         summary = "".join(traceback.format_exception_only(exc)).strip()
-        run.error = summary + "\n" + traceback.format_exc()
+        # A Java plugin's failure is told with its Java trace (a Java sink task's put, for one).
+        run.error = exc.trace if isinstance(exc, JavaError) else summary + "\n" + traceback.format_exc()
         run.exception = exc
         # Spark runs regexes over the failure text of a query; a long Py4J-wrapped trace can overflow
         # the stream thread's stack and kill it before the termination event is sent.

@@ -1,9 +1,10 @@
 """A sink task's run (Connect's WorkerSinkTask). Caller: the registry, through factory.py.
 
-The run reads its share of the connector's topic partitions with Spark's Kafka source (`assign`,
+A run reads its share of the connector's topic partitions with Spark's Kafka source (`assign`,
 round-robin over the connector's tasks: kafka_io.share), from the offsets committed to the
-connector's consumer group, with the task's consumer settings (the worker's `consumer.*`, then the
-connector's `consumer.override.*`); a dead letter queue takes its producer and admin settings likewise.
+connector's consumer group (`PartitionRun`, which Java sink tasks share: jvm_sink_run.py), with the
+task's consumer settings (the worker's `consumer.*`, then the connector's `consumer.override.*`); a dead
+letter queue takes its producer and admin settings likewise.
 Its batch function hands each micro-batch to the task and then commits the batch's end offsets to the
 group: the order is fixed (`_commit`). A share that changes (a topic
 created or grown after the start) is noticed by the watchdog (`changed_share`), and the registry
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 from sparklink.api.connector import SinkTask
 from sparklink.clients.settings import KafkaClientSettings
 from sparklink.worker.execution import kafka_io, offset_log
-from sparklink.worker.execution.run import TaskRun, TopicPartition
+from sparklink.worker.execution.run import CompiledRun, TaskRun, TopicPartition
 from sparklink.worker.transforms import errors as record_errors
 from sparklink.worker.transforms.pipeline import Outcome
 
@@ -33,41 +34,33 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(eq=False, kw_only=True)
-class SinkRun(TaskRun):
-    sink: SinkTask
-    """The run's task (`task`), as a sink."""
+class PartitionRun(TaskRun):
+    """A run over its share of the connector's topic partitions, from its consumer group's offsets."""
+
     group: str
     """The connector's consumer group (api.task_config.sink_group)."""
     assigned: list[TopicPartition] = field(default_factory=list)
     """The partitions this run reads: its share when it started."""
-    dlq: tuple[KafkaClientSettings, KafkaClientSettings] | None = None
-    """The dead letter queue's producer and admin settings, when the connector has one."""
 
-    def start(self) -> StreamingQuery | None:
-        services, settings, clients = self.services, self.settings, self.services.clients
-        self.sink.start(self.ctx)  # the task's own checks (e.g. the worker's file rules) come first
-        consumer = clients.checked(clients.consumer(self.client_config), self.client_name("consumer"))
-        if self.pipeline.policy.dlq is not None:
-            self.dlq = (
-                clients.checked(clients.producer(self.client_config), self.client_name("dead letter queue producer")),
-                clients.checked(clients.admin(self.client_config), self.client_name("admin")),
-            )
+    def _stream(self, consumer: KafkaClientSettings, holds_batch: bool) -> DataFrame | None:
+        """Its share's stream from Spark's Kafka source with the task's `consumer` settings, starting at the
+        group's offsets; None if it has no partitions (the run is idle until its share changes)."""
+        services, settings = self.services, self.settings
         topics = list(settings.topics)
         self.assigned = kafka_io.share(services.metadata.partitions(topics), topics, self.task_id, settings.task_count)
         if not self.assigned:
             log.info("task %s-%d has no partitions to read; idle", self.connector, self.task_id)
             return None
         starting = services.group_offsets.committed(self.group, self.assigned)
-        stream = kafka_io.read_stream(
+        return kafka_io.read_stream(
             services.spark,
             consumer,
             self.assigned,
             starting,
             settings,
             services.triggers.interval_ms,
-            holds_batch=self.sink.holds_batch(self.ctx),
+            holds_batch=holds_batch,
         )
-        return self._start_batches(stream, self._commit, kafka_io.SINK_TRIGGER)
 
     def share_topics(self) -> list[str]:
         return list(self.settings.topics)
@@ -80,6 +73,29 @@ class SinkRun(TaskRun):
         if now == self.assigned or (self.query is not None and not self.query.isActive):
             return None
         return now
+
+    def trigger(self) -> str:
+        return f"ProcessingTime({kafka_io.SINK_TRIGGER})"
+
+
+@dataclass(eq=False, kw_only=True)
+class SinkRun(PartitionRun, CompiledRun):
+    sink: SinkTask
+    """The run's task (`task`), as a sink."""
+    dlq: tuple[KafkaClientSettings, KafkaClientSettings] | None = None
+    """The dead letter queue's producer and admin settings, when the connector has one."""
+
+    def start(self) -> StreamingQuery | None:
+        clients = self.services.clients
+        self.sink.start(self.ctx)  # the task's own checks (e.g. the worker's file rules) come first
+        consumer = clients.checked(clients.consumer(self.client_config), self.client_name("consumer"))
+        if self.pipeline.policy.dlq is not None:
+            self.dlq = (
+                clients.checked(clients.producer(self.client_config), self.client_name("dead letter queue producer")),
+                clients.checked(clients.admin(self.client_config), self.client_name("admin")),
+            )
+        stream = self._stream(consumer, self.sink.holds_batch(self.ctx))
+        return None if stream is None else self._start_batches(stream, self._commit, kafka_io.SINK_TRIGGER)
 
     def _commit(self, batch: DataFrame, batch_id: int) -> None:
         """One sink micro-batch, in this order:
@@ -144,9 +160,6 @@ class SinkRun(TaskRun):
     def _kind_values(self) -> tuple[str, str, int, dict[str, float]]:
         """`sink-task-metrics` but the lag, which the worker reads from Kafka for every sink task it owns."""
         return "sink-task-metrics", self.connector, self.task_id, self.measures.sink_values(len(self.assigned))
-
-    def trigger(self) -> str:
-        return f"ProcessingTime({kafka_io.SINK_TRIGGER})"
 
     def _release(self) -> None:
         self.sink.stop()

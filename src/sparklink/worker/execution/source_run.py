@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from sparklink.api.connector import RECORDS_METRIC, Offset, Partition, SourceTask
 from sparklink.clients.settings import KafkaClientSettings
 from sparklink.worker.execution import kafka_io
-from sparklink.worker.execution.run import TaskRun, converts_only
+from sparklink.worker.execution.run import CompiledRun, converts_only
 from sparklink.worker.transforms import errors as record_errors
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(eq=False, kw_only=True)
-class SourceRun(TaskRun):
+class SourceRun(CompiledRun):
     source: SourceTask
     """The run's task (`task`), as a source."""
     known_topics: list[str] | None = None

@@ -12,8 +12,9 @@ installed PySpark without those zips (`_spark_home_without_zips`), so workers im
 byte-compiled package.
 
 The JDBC driver set (`jdbc`, for the JDBC connectors), the MirrorMaker interceptors (`interceptor`),
-the file sink's line writer (`lines`) and our SQL functions (`sql`), the last three compiled by the
-bootstrap, are added when the bootstrap has made them.
+the file sink's line writer (`lines`), our SQL functions (`sql`) and the Connect host's bridge
+(`connect-bridge`, for Java plugins), the last four compiled by the bootstrap, are added when the
+bootstrap has made them.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ def build_session(
             + _optional_jars("interceptor")
             + _optional_jars("lines")
             + _optional_jars("sql")
+            + _optional_jars("connect-bridge")
         ),
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
@@ -107,6 +109,27 @@ def build_session(
     session.sparkContext.setLogLevel("WARN")
     register_functions(session)
     return session
+
+
+CONNECT_HOST_SETS = ("connect", "connect-host")
+"""The jar sets of the Connect host's class loader: Connect's runtime (jvm/connect/pom.xml) and our host code."""
+
+
+def connect_host_classpath() -> str | None:
+    """The Connect host's class path (every JVM that runs Java plugins opens these jars), or None before the
+    bootstrap has built the host and its bridge."""
+    try:
+        artifacts.jars_dir("connect-bridge")
+        return os.pathsep.join(jar for jar_set in CONNECT_HOST_SETS for jar in artifacts.jar_list(jar_set))
+    except artifacts.ArtifactsMissingError:
+        return None
+
+
+def start_callback_server(spark: SparkSession) -> None:
+    """Start PySpark's Py4J callback server, through which Java calls Python back (a connector's context)."""
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    ensure_callback_server_started(spark.sparkContext._gateway)
 
 
 def register_functions(spark: SparkSession) -> None:

@@ -287,7 +287,7 @@ class TaskRuns:
         """Restart the task after Connect's back-off, or fail it once errors.retry.timeout has run out."""
         now = time.monotonic()
         outage = outages.next_outage(previous, cause, now, settled)
-        policy = run.pipeline.policy
+        policy = run.error_policy()
         backoff = outages.Backoff(policy.retry_timeout_ms, policy.retry_delay_max_ms)
         elapsed = now - outage.since
         if backoff.gives_up(elapsed):

@@ -17,13 +17,21 @@ from dataclasses import dataclass
 from sparklink.api.connector import Connector, ConnectorContext, Offset, Partition, SinkTask
 from sparklink.api.errors import BadRequestError, ConnectError
 from sparklink.api.metrics import MetricGroup, connect_group
-from sparklink.api.task_config import CONNECTOR_CLASS, TASK_CLASS, TASK_COUNT, TaskSettings, sink_group
+from sparklink.api.task_config import (
+    CONNECTOR_CLASS,
+    TASK_CLASS,
+    TASK_COUNT,
+    TOPICS,
+    TOPICS_REGEX,
+    TaskSettings,
+    sink_group,
+)
 from sparklink.worker import log_context
 from sparklink.worker.execution import jvm_metrics, kafka_io
 from sparklink.worker.execution.run import TaskStart
 from sparklink.worker.execution.task_metrics import SinkLag, task_group
 from sparklink.worker.execution.tasks import TaskRuns
-from sparklink.worker.plugins import Plugins
+from sparklink.worker.plugins import JavaPlugin, PluginDesc, Plugins
 from sparklink.worker.task_events import TaskEvents
 
 log = logging.getLogger(__name__)
@@ -69,7 +77,7 @@ class Worker:
         self.tasks = tasks
         self.startups = Startups()
         self.lag = SinkLag(tasks.services.clients.admin(None))
-        self._connectors: dict[str, Connector] = {}
+        self._connectors: dict[str, tuple[Connector, PluginDesc]] = {}
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ connectors
@@ -78,7 +86,8 @@ class Worker:
         self.stop_connector(name)
         with log_context.connector_context(name):
             try:
-                instance = self.plugins.resolve(config[CONNECTOR_CLASS]).cls()
+                desc = self.plugins.resolve(config[CONNECTOR_CLASS])
+                instance = desc.new_connector()
                 instance.context = context
                 instance.files = self.tasks.services.files
                 instance.start(config)
@@ -87,17 +96,17 @@ class Worker:
                 raise
             self.startups.record("connector", ok=True)
             with self._lock:
-                self._connectors[name] = instance
+                self._connectors[name] = (instance, desc)
             log.info("started connector %s", name)
 
     def stop_connector(self, name: str) -> None:
         with self._lock:
-            instance = self._connectors.pop(name, None)
-        if instance is None:
+            running = self._connectors.pop(name, None)
+        if running is None:
             return
         with log_context.connector_context(name):
             try:
-                instance.stop()
+                running[0].stop()
             except Exception:
                 log.exception("connector %s failed while stopping", name)
 
@@ -108,12 +117,16 @@ class Worker:
     def connector_task_configs(self, name: str, max_tasks: int) -> list[dict[str, str]]:
         """The running connector's task configs, with the keys the runtime adds (the herder checks their count)."""
         with self._lock:
-            instance = self._connectors.get(name)
-        if instance is None:
+            running = self._connectors.get(name)
+        if running is None:
             raise ConnectError(f"Connector {name} is not running on this worker")
+        instance, desc = running
         generated = instance.task_configs(max_tasks)
-        task_class = type(instance).task_class
-        extra = {TASK_CLASS: f"{task_class.__module__}.{task_class.__qualname__}", TASK_COUNT: str(len(generated))}
+        extra = {TASK_CLASS: desc.task_class_name(instance), TASK_COUNT: str(len(generated))}
+        if isinstance(desc, JavaPlugin):
+            # As Connect's Worker#connectorTaskConfigs: a Java sink task reads the connector's topics.
+            config = getattr(instance, "config", {})
+            extra.update({k: config[k] for k in (TOPICS, TOPICS_REGEX) if k in config})
         return [{**task, **extra} for task in generated]
 
     def connector_alter_offsets(
@@ -123,9 +136,9 @@ class Worker:
 
         True if the connector applied it itself; its refusals (ValueError) become 400s.
         """
-        cls = self.plugins.resolve(config[CONNECTOR_CLASS]).cls
+        desc = self.plugins.resolve(config[CONNECTOR_CLASS])
         try:
-            return bool(cls().alter_offsets(config, list(offsets)))
+            return bool(desc.new_connector().alter_offsets(config, list(offsets)))
         except NotImplementedError:
             raise ConnectError(
                 f"Failed to modify offsets for connector {name} because it doesn't support external "
@@ -147,7 +160,7 @@ class Worker:
 
         The connector's config carries its converters, transforms and error policy (Connect's Worker#startTask)."""
         try:
-            task = self.plugins.task_class(config[TASK_CLASS])()
+            task = self.plugins.new_task(config[TASK_CLASS], _connector_class(config, connector_config))
             self.tasks.start_task(name, task_id, task, config, events, connector_config)
         except Exception:
             self.startups.record("task", ok=False)
@@ -167,7 +180,7 @@ class Worker:
         starts = []
         for task_id, config in configs.items():
             try:
-                task = self.plugins.task_class(config[TASK_CLASS])()
+                task = self.plugins.new_task(config[TASK_CLASS], _connector_class(config, connector_config))
             except Exception as exc:
                 failures[task_id] = exc
                 continue
@@ -205,7 +218,7 @@ class Worker:
         sinks: dict[str, list[tuple[int, Mapping[str, str], TaskSettings]]] = {}
         for connector, task_id, config in owned:
             try:
-                if not issubclass(self.plugins.task_class(config[TASK_CLASS]), SinkTask):
+                if not isinstance(self.plugins.new_task(config[TASK_CLASS], config.get(CONNECTOR_CLASS)), SinkTask):
                     continue
                 settings = TaskSettings.parse(config)
             except Exception:  # an unknown or broken task class: its status says so
@@ -241,3 +254,9 @@ class Worker:
             names = list(self._connectors)
         for name in names:
             self.stop_connector(name)
+
+
+def _connector_class(task_config: Mapping[str, str], connector_config: Mapping[str, str] | None) -> str | None:
+    """The connector class a task belongs to: its connector's config says (Connect loads a task class with its
+    connector's class loader)."""
+    return (connector_config or {}).get(CONNECTOR_CLASS) or task_config.get(CONNECTOR_CLASS)

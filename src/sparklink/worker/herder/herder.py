@@ -310,22 +310,37 @@ class StandaloneHerder:
     # ------------------------------------------------------------------ plugins and metrics
     def plugins(self, connectors_only: bool = True) -> list[PluginInfo]:
         connectors = [
-            PluginInfo(class_name=d.class_name, type=d.type, version=d.cls().version()) for d in self._plugins.all()
+            PluginInfo(class_name=d.class_name, type=d.type, version=d.version()) for d in self._plugins.all()
         ]
         if connectors_only:
             return connectors
-        # Connect's order: connectors, then transformations, predicates, converters, header converters.
-        others = transform_catalog.listing()
-        return connectors + [PluginInfo(class_name=c.class_name, type=kind, version=c.version()) for c, kind in others]
+        # Connect's order: connectors, then transformations, predicates, converters, header converters;
+        # plugin.path's Java ones after the built-ins of each type, unless a built-in has their name.
+        built_in = [(c.class_name, kind, c.version()) for c, kind in transform_catalog.listing()]
+        names = {(name, kind) for name, kind, _ in built_in}
+        java = [
+            (c.class_name, c.kind, c.version())
+            for c in sorted(self._plugins.components(), key=lambda c: c.class_name)
+            if (c.class_name, c.kind) not in names
+        ]
+        order = {kind: i for i, kind in enumerate(("transformation", "predicate", "converter", "header_converter"))}
+        others = sorted([*built_in, *java], key=lambda entry: order[entry[1]])
+        return connectors + [PluginInfo(class_name=name, type=kind, version=version) for name, kind, version in others]
 
     def plugin_config(self, plugin: str) -> list[ConfigKeyInfo]:
         desc = self._plugins.find(plugin)
-        if desc is None:
-            other = transform_catalog.find_any(plugin)
-            if other is None:
-                raise NotFoundError(f"Unknown plugin {plugin}.")
+        if desc is not None:
+            return [config_key_info(k) for k in validation.definition(desc).keys.values()]
+        other = transform_catalog.find_any(plugin)
+        if other is not None:
             return [config_key_info(k) for k in other.config_def().keys.values()]
-        return [config_key_info(k) for k in validation.definition(desc).keys.values()]
+        component = self._plugins.component(plugin)
+        if component is not None:
+            return [config_key_info(k) for k in component.config_def().keys.values()]
+        problem = self._plugins.problem(plugin)
+        raise NotFoundError(
+            f"Unknown plugin {plugin}." + (f" It was found but cannot be used: {problem}" if problem else "")
+        )
 
     def validate(self, plugin: str, config: RawConfig) -> ConfigInfos:
         return validation.config_infos(
@@ -399,7 +414,7 @@ class StandaloneHerder:
 
     def _type_of(self, config: Mapping[str, str]) -> ConnectorType:
         desc = self._plugins.find(config.get(CONNECTOR_CLASS, ""))
-        return desc.cls.type if desc else "unknown"
+        return desc.type if desc else "unknown"
 
 
 class _Context:

@@ -22,6 +22,7 @@ from sparklink.worker import log_context, redaction
 from sparklink.worker.herder import restarts, validation
 from sparklink.worker.herder.runner import ConnectorRunner
 from sparklink.worker.plugins import Plugins
+from sparklink.worker.plugins.desc import JavaError
 from sparklink.worker.providers.references import reapply
 from sparklink.worker.providers.registry import ConfigProviders, UnresolvedError
 from sparklink.worker.storage.config import ConfigStore
@@ -283,4 +284,7 @@ class ContextFactory(TaskEvents, Protocol):
 
 
 def trace(exc: BaseException) -> str:
+    """A FAILED status's trace: a Java plugin's own Java trace, else the Python one."""
+    if isinstance(exc, JavaError):
+        return exc.trace
     return "".join(traceback.format_exception(exc))

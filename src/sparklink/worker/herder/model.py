@@ -176,7 +176,7 @@ def config_key_info(key: ConfigKey) -> ConfigKeyInfo:
         order_in_group=key.order,
         width=key.width,
         display_name=key.display_name or key.name,
-        dependents=[],
+        dependents=list(key.dependents),
     )
 
 

@@ -68,14 +68,16 @@ def require_topic_tracking(config: WorkerConfig, reset: bool) -> None:
 
 def definition(desc: PluginDesc) -> cfg.ConfigDef:
     """The plugin's own keys first, then the base keys it does not override (`/connector-plugins/{p}/config`)."""
-    return desc.cls.config_def().merged(connector_config.definition(desc.type))
+    return desc.config_def().merged(connector_config.definition(desc.type))
 
 
-def validated_keys(desc: PluginDesc, config: Mapping[str, str] | None = None) -> dict[str, cfg.ConfigKey]:
+def validated_keys(
+    desc: PluginDesc, config: Mapping[str, str] | None = None, java: enrichment.JavaLookup | None = None
+) -> dict[str, cfg.ConfigKey]:
     """Connect's validate order: the base keys, the keys the config's transforms and predicates add
     (ConnectorConfig#enrich), then the plugin's (a plugin's definition wins)."""
-    alias = enrichment.alias_keys(config or {}).keys
-    return {**connector_config.definition(desc.type).keys, **alias, **desc.cls.config_def().keys}
+    alias = enrichment.alias_keys(config or {}, java).keys
+    return {**connector_config.definition(desc.type).keys, **alias, **desc.config_def().keys}
 
 
 def declared_types(plugins: Plugins, config: Mapping[str, str | None]) -> dict[str, str]:
@@ -129,7 +131,7 @@ def validate(
     if desc is not None:
         for key, refused in client_override_errors(config, desc.type, policy or OverridePolicy()).items():
             errors.setdefault(key, []).extend(refused)
-    keys = validated_keys(desc, config) if desc else connector_config.SOURCE.keys
+    keys = validated_keys(desc, config, plugins.java_lookup) if desc else connector_config.SOURCE.keys
     for key in (k for k, v in raw.items() if v is None):
         # ConfigDef validates the null first (range checks refuse it), then Connect adds its own error.
         if key in keys and getattr(keys[key].validator, "rejects_null", False):
@@ -173,15 +175,12 @@ def _validate(plugins: Plugins, config: Mapping[str, str], files: FileAccess | N
         return unknown
     # A key the plugin declares is the plugin's to validate, as `/connector-plugins/{p}/config` shows it;
     # the errors follow that answer's key order (the plugin's keys, then the connector-level ones).
-    own = desc.cls.config_def().keys
+    own = desc.config_def().keys
     base = cfg.ConfigDef({n: k for n, k in connector_config.definition(desc.type).keys.items() if n not in own})
     errors: dict[str, list[str]] = {name: [] for name in definition(desc).keys}
-    plugin = desc.cls()
-    if files is not None:
-        plugin.files = files
-    for key, errs in [*base.validate(config).items(), *plugin.validate(config).items()]:
+    for key, errs in [*base.validate(config).items(), *desc.validate(config, files).items()]:
         errors.setdefault(key, []).extend(errs)
-    enrichment.check(config, desc.type, errors)
+    enrichment.check(config, desc.type, errors, plugins.java_lookup, desc.in_jvm)
     if desc.type == "sink" and not config.get(TOPICS, "").strip():
         errors.setdefault(TOPICS, []).append("Must configure one of topics or topics.regex")
     return errors
@@ -249,19 +248,25 @@ def config_infos(
         raise BadRequestError(f"Included connector type {connector_class} does not match request type {plugin}")
     desc = plugins.resolve(connector_class)
     config, resolved, types = _resolved(plugins, raw, providers)
-    keys = validated_keys(desc, {k: v for k, v in resolved.items() if v is not None})
+    present = {k: v for k, v in resolved.items() if v is not None}
+    keys = validated_keys(desc, present, plugins.java_lookup)
+    hints = desc.value_hints(present)
     errors = _redacted(validate(plugins, resolved, tasks_limit, files, policy), config, resolved, types)
     configs = []
     for name in dict.fromkeys([*keys, *errors]):
         key = keys.get(name)
+        hint = hints.get(name)
         shown = config.get(name, key.default_string() if key else None)  # a placeholder stays one
         from_provider = name in config and config[name] != resolved.get(name)
+        if hint is not None and not from_provider and name not in config:
+            shown = hint.value  # the plugin's own validation's value for a key the config leaves out
+        recommended = hint.recommended if hint else key.recommended if key else ()
         value = ConfigValueInfo(
             name=name,
             value=HIDDEN if shown is not None and is_secret(name, types.get(name)) else shown,
-            recommended_values=list(key.recommended) if key and not from_provider else [],
+            recommended_values=list(recommended) if not from_provider else [],
             errors=errors.get(name, []),
-            visible=True,
+            visible=hint.visible if hint else True,
         )
         configs.append(ConfigInfo(definition=config_key_info(key) if key else None, value=value))
     return ConfigInfos(

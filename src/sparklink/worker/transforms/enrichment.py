@@ -7,11 +7,15 @@ Per transform and predicate alias, the definition is enriched as Connect's Conne
 dead letter queue. Callers: herder validation (`/config/validate`, create/update adds `check` to its
 single pass) and the pipeline compiler (`validate`, `enriched`), so a config gets the same rules and
 messages whether it is validated or run.
+
+Java converters, transforms and predicates of plugin.path are known through a `JavaLookup` (their
+ConfigDef, from the worker's registry): a Java connector may name them, and only Apache's of the
+built-ins (sparklink's SQL transform works on Spark rows, which a Java connector's records never are).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from sparklink.api import config as cfg
@@ -30,6 +34,10 @@ PREDICATE_KEY = cfg.ConfigKey(
     default=None,
 )
 NEGATE_KEY = cfg.ConfigKey("negate", "BOOLEAN", "Whether the configured predicate should be negated.", default=False)
+
+JavaLookup = Callable[[str, str | None], cfg.ConfigDef | None]
+"""(plugin type, class name) -> the ConfigDef of a Java plugin of plugin.path with that name, or None."""
+KINDS = {keys.TRANSFORMS: "transformation", keys.PREDICATES: "predicate"}
 
 
 def base(connector_type: str) -> cfg.ConfigDef:
@@ -55,7 +63,7 @@ def enriched(config: Mapping[str, str], connector_type: str) -> cfg.ConfigDef:
     return base(connector_type).merged(alias_keys(config))
 
 
-def alias_keys(config: Mapping[str, str]) -> cfg.ConfigDef:
+def alias_keys(config: Mapping[str, str], java: JavaLookup | None = None) -> cfg.ConfigDef:
     """Per transform and predicate alias, its `type` key and the keys of the plugin it names (prefixed),
     as Connect's ConnectorConfig.enrich adds them."""
     out = cfg.ConfigDef()
@@ -75,7 +83,8 @@ def alias_keys(config: Mapping[str, str]) -> cfg.ConfigDef:
             )
             cls = finder(config.get(f"{prefix}type"))
             extra = [PREDICATE_KEY, NEGATE_KEY] if kind == keys.TRANSFORMS else []
-            plugin_keys = list(cls.config_def().keys.values()) if cls is not None else []
+            found = cls.config_def() if cls is not None else _java(java, KINDS[kind], config.get(f"{prefix}type"))
+            plugin_keys = list(found.keys.values()) if found is not None else []
             for key in _prefixed(cfg.ConfigDef({k.name: k for k in [*extra, *plugin_keys]}), prefix, group):
                 out.define(key)
     return out
@@ -88,11 +97,22 @@ def validate(config: Mapping[str, str], connector_type: str) -> dict[str, list[s
     return errors
 
 
-def check(config: Mapping[str, str], connector_type: str, errors: dict[str, list[str]]) -> None:
+def _java(java: JavaLookup | None, kind: str, name: str | None) -> cfg.ConfigDef | None:
+    return java(kind, name) if java is not None and name else None
+
+
+def check(
+    config: Mapping[str, str],
+    connector_type: str,
+    errors: dict[str, list[str]],
+    java: JavaLookup | None = None,
+    java_connector: bool = False,
+) -> None:
     """Add to `errors` (which holds the connector-level keys' errors) those of the per-alias keys and of
     Connect's checks: unknown classes, a transform's predicate, each plugin's own configure(), the
-    converters' configs and, for sinks, the dead letter queue."""
-    for key, errs in alias_keys(config).validate(config).items():
+    converters' configs and, for sinks, the dead letter queue. `java` knows plugin.path's Java plugins;
+    `java_connector` says the records are a Java connector's (converted and transformed in the JVM)."""
+    for key, errs in alias_keys(config, java).validate(config).items():
         errors.setdefault(key, []).extend(errs)
     for kind, finder in ((keys.TRANSFORMS, catalog.transformation), (keys.PREDICATES, catalog.predicate)):
         for alias in aliases(config, kind):
@@ -101,16 +121,22 @@ def check(config: Mapping[str, str], connector_type: str, errors: dict[str, list
             name = config.get(type_key)
             cls = finder(name)
             if name is not None and cls is None:
-                errors[type_key].append(
-                    f"Invalid value {name} for configuration {type_key}: Class {name} could not be found."
-                )
+                found = _java(java, KINDS[kind], name)
+                reason = _runs_where(found is not None, java_connector, name)
+                if reason:
+                    errors[type_key].append(f"Invalid value {name} for configuration {type_key}: {reason}")
+                elif kind == keys.TRANSFORMS:
+                    _check_predicate(config, alias, errors)
+                continue
+            if cls is not None and java_connector and not cls.class_name.startswith(APACHE):
+                errors[type_key].append(f"Invalid value {name} for configuration {type_key}: {SPARK_ONLY}")
                 continue
             if kind == keys.TRANSFORMS:
                 _check_predicate(config, alias, errors)
             if cls is not None and not any(errors.get(prefix + k) for k in cls.config_def().keys):
                 _configure(cls, sub_config(config, prefix), errors[type_key])
     for name in keys.CONVERTERS:
-        _check_converter(config, name, errors)
+        _check_converter(config, name, errors, java, java_connector)
     if connector_type == "sink":
         _check_dlq(config, errors)
 
@@ -148,16 +174,37 @@ def _configure(cls: type[Plugin], props: dict[str, str], errors: list[str]) -> N
         errors.append(str(exc))
 
 
-def _check_converter(config: Mapping[str, str], name: str, errors: dict[str, list[str]]) -> None:
+APACHE = "org.apache.kafka."
+SPARK_ONLY = "it is sparklink's own and works on Spark rows, which a Java connector's records are not"
+
+
+def _runs_where(found: bool, java_connector: bool, name: str) -> str | None:
+    """Why a class the built-ins do not have cannot be used here, if it cannot."""
+    if not found:
+        return f"Class {name} could not be found."
+    if not java_connector:
+        return "it is a Java plugin of plugin.path, which runs in the JVM with Java connectors only"
+    return None
+
+
+def _check_converter(
+    config: Mapping[str, str],
+    name: str,
+    errors: dict[str, list[str]],
+    java: JavaLookup | None = None,
+    java_connector: bool = False,
+) -> None:
     value = config.get(name)
     if value is None:
         return
-    finder = catalog.header_converter if name == keys.HEADER_CONVERTER else catalog.converter
+    header = name == keys.HEADER_CONVERTER
+    finder = catalog.header_converter if header else catalog.converter
     cls = finder(value)
     if cls is None:
-        errors.setdefault(name, []).append(
-            f"Invalid value {value} for configuration {name}: Class {value} could not be found."
-        )
+        found = _java(java, "header_converter" if header else "converter", value)
+        reason = _runs_where(found is not None, java_connector, value)
+        if reason:
+            errors.setdefault(name, []).append(f"Invalid value {value} for configuration {name}: {reason}")
         return
     props = {"converter.type": name.split(".")[0], **sub_config(config, f"{name}.")}
     for key, errs in cls.config_def().validate(props).items():

@@ -1,0 +1,99 @@
+"""A Java sink task's run: a Connect SinkTask fed by Spark's Kafka source. Caller: the registry, through
+factory.py.
+
+The run reads its share of partitions as any sink run does (sink_run.PartitionRun); the task itself
+lives in the driver's JVM (the Connect host's SinkTaskHost), opened with the run's partitions. Each
+micro-batch goes to it in the JVM - converted, transformed, `put` as SinkRecords - with one Py4J call
+and no Python per record; what the task's `preCommit` returns, when a commit is due, is committed to
+the connector's consumer group. Stopping commits once more, then closes and stops the task. Records
+the task reports as errant, and those failing conversion with errors.tolerance=all, reach the dead
+letter queue from the JVM before their offsets are committed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sparklink.worker.execution import kafka_io
+from sparklink.worker.execution.jvm_source_run import task_spec
+from sparklink.worker.execution.run import TaskStart
+from sparklink.worker.execution.sink_run import PartitionRun
+from sparklink.worker.plugins.java import JavaSinkTask
+from sparklink.worker.plugins.jvm_host import java_call, to_json
+from sparklink.worker.transforms.errors import ErrorCounts, ErrorPolicy
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.streaming.query import StreamingQuery
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(eq=False, kw_only=True)
+class JvmSinkRun(PartitionRun):
+    java: JavaSinkTask
+    """The run's task (`task`): the Java class the host runs."""
+    worker_converters: dict[str, str] = field(default_factory=dict)
+    policy: ErrorPolicy
+    """The connector's error handling (the JVM applies it to records; the worker, to outages)."""
+    counts: ErrorCounts = field(default_factory=ErrorCounts)
+    host_task: Any = None
+    """The Connect host's SinkTaskHost of this run, once started."""
+
+    def start(self) -> StreamingQuery | None:
+        clients = self.services.clients
+        consumer = clients.checked(clients.consumer(self.client_config), self.client_name("consumer"))
+        stream = self._stream(consumer, holds_batch=True)  # each batch is collected to the driver's JVM
+        if stream is None:
+            return None
+        spec = {**task_spec(self, self.java, self.worker_converters), "group": self.group}
+        host_task = self.java.plugin.runtime.host.sink_task(spec)
+        assigned = to_json([[topic, partition] for topic, partition in self.assigned])
+        java_call(lambda: host_task.start(assigned))
+        self.host_task = host_task
+        try:
+            return self._start_batches(stream, self._commit, kafka_io.SINK_TRIGGER)
+        except Exception:
+            self._release()
+            raise
+
+    def _kind_values(self) -> tuple[str, str, int, dict[str, float]]:
+        return "sink-task-metrics", self.connector, self.task_id, self.measures.sink_values(len(self.assigned))
+
+    def error_policy(self) -> ErrorPolicy:
+        return self.policy
+
+    def error_counts(self) -> ErrorCounts:
+        return self.counts
+
+    def fresh_start(self) -> TaskStart:
+        return TaskStart(self.task_id, self.java.fresh(), self.ctx.config, self.events, self.connector_config)
+
+    def _commit(self, batch: DataFrame, batch_id: int) -> None:
+        """One micro-batch, in this order: 1. the task is given its records (put), in the JVM; 2. when a
+        commit is due, the offsets its preCommit returns are committed to the consumer group; 3. topics
+        are recorded; 4. metrics."""
+        answer = self.java.plugin.runtime.host.put_batch(batch._jdf, self.host_task)
+        self._commit_offsets(answer.get("commit"))
+        if answer["topics"]:
+            self.events.topics_seen(self.connector, self.task_id, list(answer["topics"]))
+        if answer["records"]:
+            self.records += int(answer["records"])
+            self.batches += 1
+
+    def _commit_offsets(self, offsets: dict[str, dict[str, int]] | None) -> None:
+        if offsets:
+            positions = {(topic, int(p)): int(o) for topic, parts in offsets.items() for p, o in parts.items()}
+            self.services.group_offsets.commit(self.group, positions)
+
+    def _release(self) -> None:
+        host_task, self.host_task = self.host_task, None
+        if host_task is None:
+            return
+        try:
+            self._commit_offsets(json.loads(java_call(host_task.stop)))
+        except Exception:
+            log.exception("task %s-%d: stopping the Java sink task", self.connector, self.task_id)

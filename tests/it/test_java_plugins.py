@@ -1,0 +1,352 @@
+"""Java Connect plugins from plugin.path on a real worker process (real Kafka, local Spark, real PostgreSQL),
+and plugin names that are not plugins (issue 30; issue 28 finding 4).
+
+One `sparklink worker` process serves the module. Its plugin.path holds the published plugins as the
+bootstrap fetched them from Maven (Apache's connect-file 4.3.1, Debezium's PostgreSQL connector
+3.6.1.Final, unmodified), the test Python plugins, a corrupt jar and a connector compiled here whose
+start() throws. Its PYTHONPATH holds a marker module whose import would write a file: a REST body that
+names it (or `os.system`, ...) as a plugin must get Connect's 400 and import nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from sparklink.platform import process
+from sparklink.platform.kafka import KafkaCluster
+from tests.conftest import TEST_PLUGIN_PATH, worker_props
+from tests.helpers import create_topic, read_topic, topic_size, unique, wait_for
+from tests.it.postgres import Postgres, postgres_server  # noqa: F401 (the session fixture)
+from tests.support.java_plugins import compile_plugin, plugin_dir, plugins_root
+from tests.worker_process import WorkerProcess
+
+MARKER = "sparklink_import_marker"
+FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+POSTGRES = "io.debezium.connector.postgresql.PostgresConnector"
+STRINGS = {
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+}
+
+FAILING_START = """
+package test.failing;
+
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.connect.connector.Task;
+import org.apache.kafka.connect.source.SourceConnector;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.apache.kafka.connect.source.SourceTask;
+
+public class FailingStartConnector extends SourceConnector {
+    public static class NeverTask extends SourceTask {
+        public String version() { return "1.0"; }
+        public void start(Map<String, String> props) { }
+        public List<SourceRecord> poll() { return null; }
+        public void stop() { }
+    }
+    public String version() { return "1.0"; }
+    public void start(Map<String, String> props) {
+        throw new IllegalStateException("start refused by the test connector");
+    }
+    public Class<? extends Task> taskClass() { return NeverTask.class; }
+    public List<Map<String, String>> taskConfigs(int maxTasks) { return List.of(); }
+    public void stop() { }
+    public ConfigDef config() { return new ConfigDef(); }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def bad_plugins(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A plugin.path entry with a corrupt jar and a connector whose start() throws."""
+    root = tmp_path_factory.mktemp("bad-plugins")
+    (root / "corrupt-plugin").mkdir()
+    (root / "corrupt-plugin" / "corrupt-plugin.jar").write_bytes(b"this is not a zip archive")
+    compile_plugin(
+        root / "failing-start",
+        {"test/failing/FailingStartConnector.java": FAILING_START},
+        {"org.apache.kafka.connect.source.SourceConnector": ["test.failing.FailingStartConnector"]},
+    )
+    return root
+
+
+@pytest.fixture(scope="module")
+def marker(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(the directory of the marker module, the file its import writes)."""
+    directory = tmp_path_factory.mktemp("marker")
+    witness = directory / "imported"
+    (directory / f"{MARKER}.py").write_text(
+        f"import pathlib\npathlib.Path({str(witness)!r}).write_text('imported')\nclass Anything: pass\n"
+    )
+    return directory, witness
+
+
+@pytest.fixture(scope="module")
+def worker(
+    kafka: KafkaCluster, tmp_path_factory: pytest.TempPathFactory, bad_plugins: Path, marker: tuple[Path, Path]
+) -> Iterator[WorkerProcess]:
+    plugin_dir("connect-file"), plugin_dir("debezium-connector-postgres")  # fail early, saying what to run
+    group = unique("java")
+    plugin_path = ",".join(str(p) for p in (TEST_PLUGIN_PATH, plugins_root(), bad_plugins))
+    props = worker_props(kafka, group, tmp_path_factory.mktemp(group) / "state", **{"plugin.path": plugin_path})
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(marker[0]), os.environ.get("PYTHONPATH", "")]))}
+    started = WorkerProcess(props, tmp_path_factory.mktemp("java-worker"), log_level="INFO", env=env)
+    try:
+        yield started.start()
+    finally:
+        started.stop()
+
+
+@pytest.fixture(scope="module")
+def http(worker: WorkerProcess) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=worker.url, timeout=60) as client:
+        yield client
+
+
+def _status(http: httpx.Client, name: str) -> dict[str, Any]:
+    response = http.get(f"/connectors/{name}/status")
+    return response.json() if response.status_code == 200 else {}
+
+
+def _running(http: httpx.Client, name: str, tasks: int = 1) -> bool:
+    status = _status(http, name)
+    states = [status.get("connector", {}).get("state"), *(t["state"] for t in status.get("tasks", []))]
+    if "FAILED" in states:
+        traces = [status["connector"].get("trace", ""), *(t.get("trace", "") for t in status["tasks"])]
+        causes = [line for trace in traces for line in trace.splitlines() if not line.strip().startswith("at ")]
+        raise AssertionError(f"{name} failed: {json.dumps(status)[:1000]}\n" + "\n".join(causes)[:4000])
+    return states == ["RUNNING"] * (tasks + 1)
+
+
+# ---------------------------------------------------------------------------------------- issue 28 finding 4
+def test_a_module_named_as_a_plugin_is_connects_400_and_is_never_imported(
+    worker: WorkerProcess, http: httpx.Client, marker: tuple[Path, Path]
+) -> None:
+    directory, witness = marker
+    # The marker is importable where the worker runs: importing it would leave the file.
+    probe = subprocess.run(
+        [sys.executable, "-c", f"import {MARKER}"], env={**os.environ, "PYTHONPATH": str(directory)}, check=False
+    )
+    assert probe.returncode == 0 and witness.exists()
+    witness.unlink()
+
+    for name in ("os.system", "subprocess.Popen", "http.server.HTTPServer", f"{MARKER}.Anything"):
+        connector = unique("not-a-plugin")
+        created = http.post("/connectors", json={"name": connector, "config": {"connector.class": name}})
+        assert created.status_code == 400
+        assert created.json()["error_code"] == 400
+        assert created.json()["message"].startswith(
+            f"Failed to find any class that implements Connector and which name matches {name}, "
+        )
+        put = http.put(f"/connectors/{connector}/config", json={"connector.class": name})
+        assert put.status_code == 400 and "which name matches " + name in put.json()["message"]
+        validated = http.put(f"/connector-plugins/{name}/config/validate", json={"connector.class": name})
+        assert validated.status_code == 400 and "which name matches " + name in validated.json()["message"]
+        described = http.get(f"/connector-plugins/{name}/config")
+        assert described.status_code == 404 and described.json()["message"] == f"Unknown plugin {name}."
+        for key in ("key.converter", "transforms.t.type"):
+            config = {"connector.class": FILE_SOURCE, "topic": "t", "file": "/dev/null", key: name}
+            if key.startswith("transforms"):
+                config["transforms"] = "t"
+            answer = http.put(f"/connector-plugins/{FILE_SOURCE}/config/validate", json=config)
+            assert answer.status_code == 200
+            errors = {c["value"]["name"]: c["value"]["errors"] for c in answer.json()["configs"]}
+            assert any(name in e for e in errors[key]), errors[key]
+        assert http.get(f"/connectors/{connector}").status_code == 404
+    assert not witness.exists(), "a plugin name imported the marker module"
+    assert process.alive(worker.pid) and http.get("/health").status_code == 200
+
+
+# ---------------------------------------------------------------------------------------- listings
+def test_connector_plugins_list_the_java_plugins_of_plugin_path_with_the_built_ins(http: httpx.Client) -> None:
+    listed = http.get("/connector-plugins").json()
+    entries = {(p["class"], p["type"], p["version"]) for p in listed}
+    assert (FILE_SOURCE, "source", "4.3.1") in entries, sorted(entries)
+    assert (FILE_SINK, "sink", "4.3.1") in entries
+    assert (POSTGRES, "source", "3.6.1.Final") in entries
+    assert ("test.failing.FailingStartConnector", "source", "1.0") in entries
+    assert any(c == "sparklink.connectors.datagen.DatagenConnector" for c, _, _ in entries)  # a built-in
+    assert {p["type"] for p in listed} == {"source", "sink"}
+
+    everything = http.get("/connector-plugins", params={"connectorsOnly": "false"}).json()
+    by_class = {(p["class"], p["type"]): p["version"] for p in everything}
+    assert by_class[("io.debezium.transforms.ExtractNewRecordState", "transformation")] == "3.6.1.Final"
+    assert by_class[("io.debezium.converters.BinaryDataConverter", "converter")] == "3.6.1.Final"
+    assert ("org.apache.kafka.connect.json.JsonConverter", "converter") in by_class
+    assert ("org.apache.kafka.connect.transforms.InsertField$Value", "transformation") in by_class
+    kinds = [p["type"] for p in everything]
+    # Connect's order: connectors, then transformations, predicates, converters, header converters.
+    order = ["source", "sink", "transformation", "predicate", "converter", "header_converter"]
+    assert kinds == sorted(kinds, key=lambda kind: order.index(kind) if kind != "sink" else 0)
+
+
+# ---------------------------------------------------------------------------------------- Apache's connect-file
+def test_apache_file_connectors_from_plugin_path_carry_a_file_through_kafka_to_a_file(
+    kafka: KafkaCluster, http: httpx.Client, tmp_path: Path
+) -> None:
+    source_file, sink_file, topic = tmp_path / "in.txt", tmp_path / "out.txt", unique("apache-file")
+    expected = [f"line {n} ü" for n in range(200)]
+    source_file.write_text("".join(f"{line}\n" for line in expected), "utf-8")
+    create_topic(kafka.bootstrap_servers, topic)
+    source, sink = unique("apache-src"), unique("apache-sink")
+    body = {"connector.class": FILE_SOURCE, "file": str(source_file), "topic": topic, **STRINGS}
+    assert http.put(f"/connectors/{source}/config", json=body).status_code == 201
+    body = {"connector.class": FILE_SINK, "file": str(sink_file), "topics": topic, **STRINGS}
+    assert http.put(f"/connectors/{sink}/config", json=body).status_code == 201
+    wait_for(lambda: _running(http, source) and _running(http, sink), 180, "both Apache file connectors RUNNING")
+
+    def lines() -> list[str]:
+        return sink_file.read_text("utf-8").splitlines() if sink_file.exists() else []
+
+    # A task that fails on the way raises with its status (its Java trace).
+    wait_for(
+        lambda: _running(http, source) and _running(http, sink) and len(lines()) >= len(expected),
+        180,
+        "every line in the sink file",
+    )
+    assert lines() == expected
+    records = read_topic(kafka.bootstrap_servers, topic, len(expected))
+    assert [r.value().decode() for r in records] == expected  # StringConverter's bytes, in order
+    # Apache's source stores its position in characters read (the built-in one counts bytes): this ran the jar.
+    chars = len(source_file.read_text("utf-8"))
+    assert chars != source_file.stat().st_size
+
+    def stored() -> list[dict[str, Any]]:
+        return list(http.get(f"/connectors/{source}/offsets").json().get("offsets", []))
+
+    wait_for(lambda: stored() and stored()[0]["offset"] == {"position": chars}, 60, "Apache's stored position")
+    assert stored() == [{"partition": {"filename": str(source_file)}, "offset": {"position": chars}}]
+    for name in (source, sink):
+        assert http.delete(f"/connectors/{name}").status_code == 204
+
+
+# ---------------------------------------------------------------------------------------- Debezium
+def _debezium(postgres: Postgres, prefix: str, table: str) -> dict[str, str]:
+    return {
+        "connector.class": POSTGRES,
+        "database.hostname": postgres.host,
+        "database.port": str(postgres.port),
+        "database.user": postgres.user,
+        "database.password": postgres.password,
+        "database.dbname": postgres.dbname,
+        "topic.prefix": prefix,
+        "table.include.list": f"public.{table}",
+        "plugin.name": "pgoutput",
+        "slot.name": prefix.replace("-", "_"),
+        "publication.name": f"{prefix.replace('-', '_')}_pub",
+        "publication.autocreate.mode": "filtered",
+        "snapshot.mode": "initial",
+        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "key.converter.schemas.enable": "false",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "false",
+        "tasks.max": "1",
+    }
+
+
+def test_debezium_validate_without_database_hostname_answers_with_debeziums_own_error(
+    http: httpx.Client, postgres: Postgres
+) -> None:
+    config = _debezium(postgres, "validate", "nothing")
+    del config["database.hostname"]
+    answer = http.put(f"/connector-plugins/{POSTGRES}/config/validate", json=config)
+    assert answer.status_code == 200, answer.text
+    values = {c["value"]["name"]: c["value"] for c in answer.json()["configs"]}
+    errors = values["database.hostname"]["errors"]
+    assert errors == ["The 'database.hostname' value is invalid: A value is required"], errors
+    assert answer.json()["error_count"] >= 1
+    assert values["database.password"]["value"] == "[hidden]"  # a secret never appears in the answer
+    refused = http.put(f"/connectors/{unique('debezium')}/config", json=config)
+    assert refused.status_code == 400
+    assert "The 'database.hostname' value is invalid: A value is required" in refused.json()["message"]
+    assert postgres.password not in refused.text and postgres.password not in answer.text
+
+
+def test_debezium_postgres_snapshot_then_inserts_updates_and_deletes_reach_kafka_as_change_events(
+    kafka: KafkaCluster, http: httpx.Client, postgres: Postgres
+) -> None:
+    table, prefix = unique("cdc").replace("-", "_"), unique("dbz")
+    postgres.execute(f"CREATE TABLE {table} (id INT PRIMARY KEY, name TEXT NOT NULL, qty INT)")
+    postgres.execute(f"ALTER TABLE {table} REPLICA IDENTITY FULL")  # whole rows before updates and deletes
+    postgres.execute(f"INSERT INTO {table} VALUES (1, 'apple', 3), (2, 'pear', 5)")
+    name = unique("debezium")
+    assert http.put(f"/connectors/{name}/config", json=_debezium(postgres, prefix, table)).status_code == 201
+    topic = f"{prefix}.public.{table}"
+    try:
+        wait_for(lambda: _running(http, name), 180, "the Debezium connector and its task RUNNING")
+        wait_for(lambda: _running(http, name) and topic_size(kafka.bootstrap_servers, topic) >= 2, 180, "the snapshot")
+        snapshot = read_topic(kafka.bootstrap_servers, topic, 2)
+        events = [json.loads(r.value()) for r in snapshot]
+        assert [(e["op"], e["after"]) for e in events] == [
+            ("r", {"id": 1, "name": "apple", "qty": 3}),
+            ("r", {"id": 2, "name": "pear", "qty": 5}),
+        ]
+        assert [json.loads(r.key()) for r in snapshot] == [{"id": 1}, {"id": 2}]
+
+        # Streaming starts once the snapshot is done: changes made now reach Kafka from the WAL.
+        postgres.execute(f"INSERT INTO {table} VALUES (3, 'plum', 7)")
+        postgres.execute(f"UPDATE {table} SET qty = 4 WHERE id = 1")
+        postgres.execute(f"DELETE FROM {table} WHERE id = 2")
+        records = read_topic(kafka.bootstrap_servers, topic, 6, timeout=120)  # 3 changes and a tombstone
+        changes = [(json.loads(r.key()), json.loads(r.value()) if r.value() is not None else None) for r in records[2:]]
+        assert [(k, v["op"], v["before"], v["after"]) for k, v in changes if v is not None] == [
+            ({"id": 3}, "c", None, {"id": 3, "name": "plum", "qty": 7}),
+            ({"id": 1}, "u", {"id": 1, "name": "apple", "qty": 3}, {"id": 1, "name": "apple", "qty": 4}),
+            ({"id": 2}, "d", {"id": 2, "name": "pear", "qty": 5}, None),
+        ]
+        assert changes[-1] == ({"id": 2}, None)  # Debezium's tombstone after a delete
+        source = json.loads(records[2].value())["source"]
+        assert (source["connector"], source["version"], source["table"]) == ("postgresql", "3.6.1.Final", table)
+    finally:
+        http.delete(f"/connectors/{name}")
+        wait_for(lambda: http.get(f"/connectors/{name}").status_code == 404, 60, "the connector deleted")
+        # The slot would otherwise hold WAL for the rest of the session.
+        wait_for(lambda: _drop_slot(postgres, prefix.replace("-", "_")), 60, "the replication slot dropped")
+
+
+def _drop_slot(postgres: Postgres, slot: str) -> bool:
+    active = postgres.query(f"SELECT active FROM pg_replication_slots WHERE slot_name = '{slot}'")
+    if not active:
+        return True
+    if active[0][0]:
+        return False
+    postgres.execute(f"SELECT pg_drop_replication_slot('{slot}')")
+    return True
+
+
+# ---------------------------------------------------------------------------------------- bad plugins
+def test_a_corrupt_jar_is_reported_once_and_left_out_and_a_throwing_start_fails_with_its_java_trace(
+    worker: WorkerProcess, http: httpx.Client, bad_plugins: Path
+) -> None:
+    corrupt = str(bad_plugins / "corrupt-plugin")
+    log = worker.log.read_text(errors="replace")
+    reports = [line for line in log.splitlines() if corrupt in line and "ERROR" in line]
+    assert len(reports) == 1, reports
+    assert all(corrupt not in json.dumps(p) for p in http.get("/connector-plugins?connectorsOnly=false").json())
+
+    name = unique("failing-start")
+    assert http.put(f"/connectors/{name}/config", json={"connector.class": "FailingStartConnector"}).status_code == 201
+
+    def failed() -> dict[str, Any] | None:
+        connector = _status(http, name).get("connector", {})
+        return connector if connector.get("state") == "FAILED" else None
+
+    state = wait_for(failed, 120, "the connector FAILED")
+    assert state["trace"].startswith("java.lang.IllegalStateException: start refused by the test connector")
+    assert "at test.failing.FailingStartConnector.start(" in state["trace"]
+    # The worker and its other plugins go on.
+    assert http.get("/health").status_code == 200
+    assert any(p["class"] == FILE_SOURCE for p in http.get("/connector-plugins").json())
+    assert http.delete(f"/connectors/{name}").status_code == 204

@@ -94,13 +94,24 @@ def marker(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The only directory the worker's file connectors may use (its sparklink.file.allowed.paths)."""
+    return tmp_path_factory.mktemp("files")
+
+
+@pytest.fixture(scope="module")
 def worker(
-    kafka: KafkaCluster, tmp_path_factory: pytest.TempPathFactory, bad_plugins: Path, marker: tuple[Path, Path]
+    kafka: KafkaCluster,
+    tmp_path_factory: pytest.TempPathFactory,
+    bad_plugins: Path,
+    marker: tuple[Path, Path],
+    files: Path,
 ) -> Iterator[WorkerProcess]:
     plugin_dir("connect-file"), plugin_dir("debezium-connector-postgres")  # fail early, saying what to run
     group = unique("java")
     plugin_path = ",".join(str(p) for p in (TEST_PLUGIN_PATH, plugins_root(), bad_plugins))
-    props = worker_props(kafka, group, tmp_path_factory.mktemp(group) / "state", **{"plugin.path": plugin_path})
+    settings = {"plugin.path": plugin_path, "sparklink.file.allowed.paths": str(files)}
+    props = worker_props(kafka, group, tmp_path_factory.mktemp(group) / "state", **settings)
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(marker[0]), os.environ.get("PYTHONPATH", "")]))}
     started = WorkerProcess(props, tmp_path_factory.mktemp("java-worker"), log_level="INFO", env=env)
     try:
@@ -194,9 +205,11 @@ def test_connector_plugins_list_the_java_plugins_of_plugin_path_with_the_built_i
 
 # ---------------------------------------------------------------------------------------- Apache's connect-file
 def test_apache_file_connectors_from_plugin_path_carry_a_file_through_kafka_to_a_file(
-    kafka: KafkaCluster, http: httpx.Client, tmp_path: Path
+    kafka: KafkaCluster, http: httpx.Client, files: Path
 ) -> None:
-    source_file, sink_file, topic = tmp_path / "in.txt", tmp_path / "out.txt", unique("apache-file")
+    run = files / unique("run")
+    run.mkdir()
+    source_file, sink_file, topic = run / "in.txt", run / "out.txt", unique("apache-file")
     expected = [f"line {n} ü" for n in range(200)]
     source_file.write_text("".join(f"{line}\n" for line in expected), "utf-8")
     create_topic(kafka.bootstrap_servers, topic)
@@ -230,6 +243,20 @@ def test_apache_file_connectors_from_plugin_path_carry_a_file_through_kafka_to_a
     assert stored() == [{"partition": {"filename": str(source_file)}, "offset": {"position": chars}}]
     for name in (source, sink):
         assert http.delete(f"/connectors/{name}").status_code == 204
+
+
+def test_apache_file_connectors_from_plugin_path_keep_the_workers_file_rules(
+    http: httpx.Client, files: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "secret.txt"
+    outside.write_text("not for connectors\n")
+    for cls, key, extra in ((FILE_SOURCE, "file", {"topic": "t"}), (FILE_SINK, "file", {"topics": "t"})):
+        name = unique("outside")
+        body = {"connector.class": cls, key: str(outside), **extra, **STRINGS}
+        response = http.put(f"/connectors/{name}/config", json=body)
+        assert response.status_code == 400, response.text
+        assert "sparklink.file.allowed.paths" in response.text and str(files) in response.text, response.text
+        assert name not in http.get("/connectors").json()
 
 
 # ---------------------------------------------------------------------------------------- Debezium

@@ -63,6 +63,13 @@ class JavaRuntime:
         return self.worker_clients.java()
 
 
+# Apache's connect-file connectors and whether each writes (True) or reads the file its `file` key names.
+APACHE_FILE_CONNECTORS = {
+    "org.apache.kafka.connect.file.FileStreamSourceConnector": False,
+    "org.apache.kafka.connect.file.FileStreamSinkConnector": True,
+}
+
+
 class JavaPlugin(PluginDesc):
     """A Java connector class of plugin.path."""
 
@@ -112,7 +119,16 @@ class JavaPlugin(PluginDesc):
         return answer
 
     def validate(self, config: Mapping[str, str], files: FileAccess | None = None) -> dict[str, list[str]]:
-        return {name: list(value["errors"]) for name, value in self._validation(config).items()}
+        errors = {name: list(value["errors"]) for name, value in self._validation(config).items()}
+        # Apache's file connectors from their jar answer to the worker's file rules as the built-ins do: the
+        # rules live in the worker, and the Java classes open whatever `file` names.
+        writes = APACHE_FILE_CONNECTORS.get(self.class_name)
+        path = config.get("file")
+        if files is not None and writes is not None and path and path.strip() and not errors.get("file"):
+            reason = files.write_error(path) if writes else files.read_error(path)
+            if reason:
+                errors.setdefault("file", []).append(cfg.invalid("file", path, reason))
+        return errors
 
     def value_hints(self, config: Mapping[str, str]) -> Mapping[str, ValueHint]:
         return {

@@ -289,3 +289,17 @@ def _invalid(message: str) -> ReconcileFailure:
 def _missing(message: str) -> ReconcileFailure:
     # Retried soon: the Secret may be created after the resource (Strimzi retries on its periodic reconcile).
     return ReconcileFailure(message, REASON_INVALID_CONFIGURATION, retriable=True)
+
+
+@dataclass(frozen=True)
+class SourceAuth:
+    """A MirrorMaker 2 source cluster's `tls` / `authentication` (`spec.mirrors[index].source`)."""
+
+    index: int
+    auth: ClientAuth
+    material: Material | None = field(default=None, repr=False)  # set by the reconciler
+
+    @property
+    def directory(self) -> str:
+        """Its subdirectory of the worker's credentials directory."""
+        return f"source-{self.index}"

@@ -19,20 +19,15 @@ and the hosts.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from sparklink.operator.model.client_auth import (
     KUBERNETES_PROVIDER,
     LOCAL_PROVIDER,
-    ClientAuth,
     Material,
     provider_settings,
 )
 from sparklink.operator.model.conditions import Condition, warning
-
-if TYPE_CHECKING:
-    from sparklink.operator.model.workers import WorkerSettings
+from sparklink.operator.model.workers import WorkerSettings
 
 TARGET_PREFIX, SOURCE_PREFIX = "target.cluster.", "source.cluster."
 PROVIDERS = "config.providers"
@@ -45,20 +40,6 @@ FILE_PROVIDERS = frozenset(
     }
 )
 REASON_PROVIDER = "ConfigProviderConfined"
-
-
-@dataclass(frozen=True)
-class SourceAuth:
-    """A MirrorMaker 2 source cluster's `tls` / `authentication` (`spec.mirrors[index].source`)."""
-
-    index: int
-    auth: ClientAuth
-    material: Material | None = field(default=None, repr=False)  # set by the reconciler
-
-    @property
-    def directory(self) -> str:
-        """Its subdirectory of the worker's credentials directory."""
-        return f"source-{self.index}"
 
 
 def credential_files(settings: WorkerSettings) -> dict[str, bytes]:

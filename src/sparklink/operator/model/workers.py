@@ -8,7 +8,7 @@ listen and keep state) and the Spark settings `model.config_safety` does not all
 Warning each. A key or value with a line break or control character refuses the whole resource
 (`config_safety.UnsafeConfig`): nothing is written. `spec.tls` and `spec.authentication` are read into a
 `client_auth.ClientAuth`, which the hosts render (files for a local worker, Secret placeholders in a pod);
-so are a KafkaMirrorMaker2's `spec.mirrors[].source` ones (`worker_security.SourceAuth`, rendered into the
+so are a KafkaMirrorMaker2's `spec.mirrors[].source` ones (`client_auth.SourceAuth`, rendered into the
 connectors' config). The reconciler adds the Secrets' `Material`, whose digest is part of the fingerprint.
 """
 
@@ -19,10 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparklink.operator.model import config_safety
-from sparklink.operator.model.client_auth import ClientAuth, Material
+from sparklink.operator.model.client_auth import ClientAuth, Material, SourceAuth
 from sparklink.operator.model.conditions import REASON_INVALID_RESOURCE, ReconcileFailure
 from sparklink.operator.model.resources import KAFKA_CONNECT, Resource, config_value
-from sparklink.operator.model.worker_security import SourceAuth
 
 FORBIDDEN_PREFIXES = (
     "group.id",

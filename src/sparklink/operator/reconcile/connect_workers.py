@@ -24,7 +24,7 @@ from typing import TypeVar
 
 from sparklink.operator.hosting import label_selector
 from sparklink.operator.model import bootstrap, config_safety, worker_security, workers
-from sparklink.operator.model.client_auth import Material, SecretReader
+from sparklink.operator.model.client_auth import Material, SecretReader, SourceAuth
 from sparklink.operator.model.conditions import Condition, ReconcileFailure, not_ready, warning
 from sparklink.operator.model.resources import KAFKA, Key, Resource
 from sparklink.operator.model.status import KafkaConnectStatus
@@ -105,7 +105,7 @@ def _with_material(deps: Deps, namespace: str, settings: workers.WorkerSettings)
     return dataclasses.replace(settings, sources=sources)
 
 
-def _resolve(source: worker_security.SourceAuth, read: SecretReader, namespace: str) -> Material:
+def _resolve(source: SourceAuth, read: SecretReader, namespace: str) -> Material:
     try:
         return source.auth.resolve(read, namespace)
     except ReconcileFailure as exc:  # say which cluster's Secret it is

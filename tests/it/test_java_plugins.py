@@ -146,6 +146,11 @@ def test_a_module_named_as_a_plugin_is_connects_400_and_is_never_imported(
     worker: WorkerProcess, http: httpx.Client, marker: tuple[Path, Path]
 ) -> None:
     directory, witness = marker
+    # A canary connector runs beside the refused requests, and keeps running.
+    canary = unique("canary")
+    config = {"connector.class": "datagen", "topic": canary, "total.records": "-1", "records.per.second": "5"}
+    assert http.put(f"/connectors/{canary}/config", json=config).status_code == 201
+    wait_for(lambda: _running(http, canary), 120, "the canary RUNNING")
     # The marker is importable where the worker runs: importing it would leave the file.
     probe = subprocess.run(
         [sys.executable, "-c", f"import {MARKER}"], env={**os.environ, "PYTHONPATH": str(directory)}, check=False
@@ -178,6 +183,8 @@ def test_a_module_named_as_a_plugin_is_connects_400_and_is_never_imported(
         assert http.get(f"/connectors/{connector}").status_code == 404
     assert not witness.exists(), "a plugin name imported the marker module"
     assert process.alive(worker.pid) and http.get("/health").status_code == 200
+    assert _running(http, canary)
+    assert http.delete(f"/connectors/{canary}").status_code == 204
 
 
 # ---------------------------------------------------------------------------------------- listings

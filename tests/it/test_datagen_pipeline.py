@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 
 import httpx
+from prometheus_client.parser import text_string_to_metric_families
 
 from sparklink import __version__
 from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform.kafka import KafkaCluster
 from sparklink.worker.assembly import RunningWorker
 from tests.conftest import WorkerFactory
-from tests.helpers import read_topic, status, task_states, unique, wait_for
+from tests.helpers import read_topic, status, task_states, topic_size, unique, wait_for
 
 
 def datagen(topic: str, **extra: str) -> dict[str, str]:
@@ -169,3 +170,87 @@ def test_a_source_batch_is_one_spark_job_whose_write_yields_its_offsets(worker_f
     assert batches >= 4
     # A stop can cut the last batch between its job and its progress report: at most one job more.
     assert len(jobs) <= batches + 1, f"{len(jobs)} Spark jobs for {batches} batches"
+
+
+CHAIN = {
+    "transforms": "route,origin,trim",
+    "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+    "transforms.route.regex": "(.*)",
+    "transforms.route.replacement": "$1-routed",
+    "transforms.origin.type": "org.apache.kafka.connect.transforms.InsertField$Value",
+    "transforms.origin.static.field": "origin",
+    "transforms.origin.static.value": "datagen",
+    "transforms.trim.type": "org.apache.kafka.connect.transforms.ReplaceField$Value",
+    "transforms.trim.exclude": "payload",
+    "transforms.trim.renames": "seq:sequence",
+    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "value.converter.schemas.enable": "false",
+}
+
+
+def task_counts(worker: RunningWorker, connector: str) -> tuple[float, float]:
+    """The task's source-record-poll-total and source-record-write-total, as /metrics serves them."""
+    text = httpx.get(f"{worker.url}/metrics", timeout=30).text
+    found = {
+        sample.name: sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.labels.get("connector", "").strip('"') == connector
+    }
+    prefix = "kafka_connect_source_task_source_record_"
+    return found.get(prefix + "poll_total", -1.0), found.get(prefix + "write_total", -1.0)
+
+
+def run_one_pass(worker: RunningWorker, name: str, config: dict[str, str]) -> tuple[float, float]:
+    """Create the connector, wait for its 300 records' offset, stop it; assert its batches were one job each.
+    Returns the task's (poll, write) totals before the stop (a stopped task's metrics are gone)."""
+    response = httpx.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=60)
+    assert response.status_code == 201, response.text
+    wait_for(lambda: task_states(worker.url, name) == ["RUNNING"], 60, "the task RUNNING")
+    (run,) = [r for r in worker.worker.tasks.runs() if r.connector == name]
+    assert run.query is not None
+    query = run.query
+
+    def stored() -> list[object]:
+        return list(httpx.get(f"{worker.url}/connectors/{name}/offsets", timeout=30).json()["offsets"])
+
+    wait_for(lambda: stored() == [{"partition": {"task": 0}, "offset": {"position": 300}}], 90, "offset 300")
+    wait_for(lambda: task_counts(worker, name)[0] >= 300, 60, "the 300 polled records counted")
+    counts = task_counts(worker, name)
+    assert httpx.put(f"{worker.url}/connectors/{name}/stop", timeout=60).status_code == 204
+    wait_for(lambda: not query.isActive, 60, "the task's query stopped")
+    jobs = worker.spark.sparkContext.statusTracker().getJobIdsForGroup(str(query.runId))
+    batches = len(query.recentProgress)
+    assert len(jobs) <= batches + 1, f"{len(jobs)} Spark jobs for {batches} batches"
+    return counts
+
+
+def test_a_transformed_source_batch_is_one_job_that_yields_its_records_topics_and_offsets(
+    kafka: KafkaCluster, worker_factory: WorkerFactory
+) -> None:
+    """RegexRouter, InsertField and ReplaceField on a source: the write observes what leaves the chain
+    (how many records, which topics), so nothing runs the chain a second time to count or list them."""
+    worker = worker_factory()
+    topic = unique("chain")
+    config = datagen(topic, **{"records.per.second": "100", "total.records": "300", "tasks.max": "1"}, **CHAIN)
+    counts = run_one_pass(worker, "chain", config)
+
+    records = read_topic(kafka.bootstrap_servers, f"{topic}-routed", 300)
+    values = [json.loads(r.value()) for r in records]
+    assert sorted(v["sequence"] for v in values) == list(range(300))
+    assert all(v["origin"] == "datagen" and "payload" not in v and "seq" not in v for v in values)
+    routed = httpx.get(f"{worker.url}/connectors/chain/topics", timeout=10).json()
+    assert routed == {"chain": {"topics": [f"{topic}-routed"]}}
+    assert counts == (300.0, 300.0)
+
+
+def test_records_a_filter_drops_are_polled_not_written_and_their_offsets_still_count(
+    kafka: KafkaCluster, worker_factory: WorkerFactory
+) -> None:
+    worker = worker_factory()
+    topic = unique("dropped")
+    dropping = {"transforms": "drop", "transforms.drop.type": "org.apache.kafka.connect.transforms.Filter"}
+    config = datagen(topic, **{"records.per.second": "100", "total.records": "300", "tasks.max": "1"}, **dropping)
+    assert run_one_pass(worker, "dropped", config) == (300.0, 0.0)
+    assert httpx.get(f"{worker.url}/connectors/dropped/topics", timeout=10).json() == {"dropped": {"topics": []}}
+    assert topic_size(kafka.bootstrap_servers, topic) == 0

@@ -50,21 +50,30 @@ def write_records(batch: DataFrame, producer: KafkaClientSettings) -> int:
     return count
 
 
+WRITTEN_METRIC = "sparklink_written"
+"""The records a write observed leaving the task's transforms (`write_observed(..., watch_output=True)`)."""
+TOPICS_METRIC = "sparklink_topics"
+"""The distinct topics of those records (transforms such as RegexRouter choose them per record)."""
+
+
 def write_observed(
     batch: DataFrame,
     producer: KafkaClientSettings,
     metrics: Mapping[str, Column],
     convert: Callable[[DataFrame], DataFrame] | None = None,
+    watch_output: bool = False,
 ) -> dict[str, Any] | None:
     """Write a batch and return its record count (`RECORDS_METRIC`) and `metrics`, all observed by the
     write itself: one pass over the batch, nothing counted or cached beforehand.
 
     The aggregates watch `batch` as the task made it; `convert` (the task's converters) turns it into
     the Kafka columns above that point of the plan, so offsets come from the task's own columns while
-    the write takes the converted ones. Spark delivers observed metrics of a write only through the
-    DataSource V2 path (a V1 write runs its query outside the command's plan), so this needs `kafka`
-    off `spark.sql.sources.useV1SourceList` (spark.py sets that). Returns None, without writing, when
-    the session still writes Kafka as V1.
+    the write takes the converted ones. With `watch_output` the converted records are observed too
+    (`WRITTEN_METRIC`, `TOPICS_METRIC`): transforms may drop records or route them to other topics, and
+    counting or listing them afterwards would run the whole chain again. Spark delivers observed metrics
+    of a write only through the DataSource V2 path (a V1 write runs its query outside the command's
+    plan), so this needs `kafka` off `spark.sql.sources.useV1SourceList` (spark.py sets that). Returns
+    None, without writing, when the session still writes Kafka as V1.
     """
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
@@ -75,8 +84,14 @@ def write_observed(
     observation = Observation()
     aggregates = [F.count(F.lit(1)).alias(RECORDS_METRIC), *(column.alias(name) for name, column in metrics.items())]
     watched = batch.observe(observation, *aggregates)
-    _writer(convert(watched) if convert else watched, producer).save()
-    return dict(observation.get)
+    written = convert(watched) if convert else watched
+    output = Observation() if watch_output else None
+    if output is not None:
+        written = written.observe(
+            output, F.count(F.lit(1)).alias(WRITTEN_METRIC), F.collect_set("topic").alias(TOPICS_METRIC)
+        )
+    _writer(written, producer).save()
+    return {**observation.get, **(output.get if output is not None else {})}
 
 
 def _writer(batch: DataFrame, producer: KafkaClientSettings) -> DataFrameWriter:

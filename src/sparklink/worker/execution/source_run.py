@@ -2,9 +2,9 @@
 
 The task's stream is one streaming query whose batch function writes each micro-batch to Kafka with
 Spark's Kafka writer (acks=all, in the JVM) and then records the batch's source offsets: the order
-is fixed (`_commit`). A task with `batch_metrics` whose records pass through converters only takes
-one pass per batch (`_observed`). Sources that Spark's Kafka sink writes without a batch function
-run as direct_run.DirectRun instead.
+is fixed (`_commit`). A task with `batch_metrics` whose records cannot be split off by
+errors.tolerance=all takes one pass per batch (`_observed`). Sources that Spark's Kafka sink writes
+without a batch function run as direct_run.DirectRun instead.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from sparklink.api.connector import RECORDS_METRIC, Offset, Partition, SourceTask
 from sparklink.clients.settings import KafkaClientSettings
 from sparklink.worker.execution import kafka_io
-from sparklink.worker.execution.run import CompiledRun, converts_only
+from sparklink.worker.execution.run import CompiledRun
 from sparklink.worker.transforms import errors as record_errors
 
 if TYPE_CHECKING:
@@ -55,15 +55,16 @@ class SourceRun(CompiledRun):
         4. let the task react (`batch_written`, e.g. MirrorMaker's offset syncs), then update metrics.
         A crash between 1 and 2 replays the batch on restart: at least once, nothing lost.
 
-        A task with `batch_metrics` whose records pass through converters only (no transforms, none
-        skipped by errors.tolerance=all) takes one pass: the write observes the count and the task's
-        aggregates (`_observed`), one Spark job per batch. Otherwise the batch is cached,
-        counted, written and aggregated: three jobs.
+        A task with `batch_metrics` whose records none can skip (errors.tolerance=none) takes one pass:
+        the write observes the count and the task's aggregates, and the records leaving the transforms
+        and their topics (`_observed`), one Spark job per batch. Otherwise the batch is cached, counted,
+        written and aggregated: three jobs or more (the transforms' topics are a pass of their own).
         """
         pipeline, producer = self.pipeline, self.producer
         assert producer is not None, "started"
         started = time.monotonic()
-        metrics = self.source.batch_metrics() if converts_only(pipeline) else None
+        # errors.tolerance=all splits each batch into written and skipped records, which needs it cached.
+        metrics = None if pipeline.policy.tolerant else self.source.batch_metrics()
         if metrics is not None and self._observed(batch, batch_id, metrics, started):
             return
         outcome = pipeline.run(batch)
@@ -116,25 +117,33 @@ class SourceRun(CompiledRun):
         assert producer is not None, "started"
 
         def convert(watched: DataFrame) -> DataFrame:
-            # Converters only (see `_commit`): nothing is split off or cached.
+            # errors.tolerance=none (see `_commit`): a failing record fails the write, none is split off.
             return pipeline.run(watched).records
 
+        transformed = bool(pipeline.steps)
         observed = record_errors.retrying(
             pipeline.policy,
-            lambda: kafka_io.write_observed(batch, producer, metrics, convert),
+            lambda: kafka_io.write_observed(batch, producer, metrics, convert, watch_output=transformed),
             lambda: self.stopping,
         )
         if observed is None:
             return False
-        count = int(observed[RECORDS_METRIC] or 0)
-        if count == 0:
+        polled = int(observed[RECORDS_METRIC] or 0)
+        if polled == 0:
             return True
+        # Records a transform dropped (Filter, a predicate) are done: their offsets count, as in Connect.
         self._store_offsets(self.source.observed_offsets(observed))
-        self.measures.batch(count, count, (time.monotonic() - started) * 1000)
-        topics = self.known_topics if self.known_topics else _topics(batch)
+        written = int(observed[kafka_io.WRITTEN_METRIC] or 0) if transformed else polled
+        self.measures.batch(polled, written, (time.monotonic() - started) * 1000)
+        if written == 0:
+            return True
+        if transformed:
+            topics = sorted(observed[kafka_io.TOPICS_METRIC] or [])
+        else:
+            topics = self.known_topics if self.known_topics else _topics(batch)
         self.events.topics_seen(self.connector, self.task_id, topics)
         self.source.batch_written(batch, batch_id, self.ctx)
-        self.records += count
+        self.records += written
         self.batches += 1
         return True
 

@@ -70,9 +70,11 @@ def barrier(frame: DataFrame, condition: str) -> DataFrame:
     Spark pushes a filter through a projection by substituting the projected expressions into it,
     which copies a chain's whole expression tree into the filter (generated code too large to
     compile). A non-deterministic column stops that, but only while the filter refers to it: an
-    unreferenced one is pruned away first."""
+    unreferenced one is pruned away first. It is OR-ed in (it is never negative), so a condition that
+    is constant false (a Filter without a predicate) still leaves a filter to run: folded to `false`,
+    Spark would replace the whole plan below it by an empty relation, observed metrics included."""
     guarded = frame.selectExpr("*", f"spark_partition_id() AS {BARRIER}")
-    return guarded.where(f"({condition}) AND {BARRIER} >= 0").drop(BARRIER)
+    return guarded.where(f"({condition}) OR {BARRIER} < 0").drop(BARRIER)
 
 
 def output(datum: Datum) -> str:

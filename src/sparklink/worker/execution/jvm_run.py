@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from sparklink.api.errors import ConnectError
 from sparklink.api.task_config import CONNECTOR_CLASS
 from sparklink.clients.settings import KafkaClientSettings
 from sparklink.worker.execution.run import TaskRun, TaskStart
@@ -57,8 +58,23 @@ class JvmRun(TaskRun, Generic[J]):
     def fresh_start(self) -> TaskStart:
         return TaskStart(self.task_id, self.java.fresh(), self.ctx.config, self.events, self.connector_config)
 
+    def check_file_rules(self) -> None:
+        """Refuse to start a task of Apache's file connectors whose file the worker's rules no longer allow
+        (the allow-list may have narrowed since the config was validated, e.g. across a restart): the task
+        fails with the rule's reason before any Java class opens the file."""
+        files, plugin = self.services.files, self.java.plugin
+        for config in (self.ctx.config, self.connector_config or {}):
+            reason = plugin.file_rule_error(config, files)
+            if reason:
+                raise ConnectError(
+                    f"task {self.connector}-{self.task_id} of {plugin.class_name} may not start: "
+                    f"file {config['file']!r} is refused by the worker's file rules: {reason}"
+                )
+
     def task_spec(self) -> dict[str, Any]:
-        """What the Connect host starts the Java task from (jvm/connect-host TaskSpec)."""
+        """What the Connect host starts the Java task from (jvm/connect-host TaskSpec); the worker's file
+        rules are checked first (check_file_rules)."""
+        self.check_file_rules()
         java = self.java
         runtime = java.plugin.runtime
         connector_config = dict(self.connector_config or self.ctx.config)

@@ -120,15 +120,22 @@ class JavaPlugin(PluginDesc):
 
     def validate(self, config: Mapping[str, str], files: FileAccess | None = None) -> dict[str, list[str]]:
         errors = {name: list(value["errors"]) for name, value in self._validation(config).items()}
-        # Apache's file connectors from their jar answer to the worker's file rules as the built-ins do: the
-        # rules live in the worker, and the Java classes open whatever `file` names.
+        reason = None if files is None or errors.get("file") else self.file_rule_error(config, files)
+        if reason:
+            errors.setdefault("file", []).append(cfg.invalid("file", config["file"], reason))
+        return errors
+
+    def file_rule_error(self, config: Mapping[str, str], files: FileAccess) -> str | None:
+        """Why the worker's file rules refuse the file `config` names, or None (also for a connector that is
+        not one of Apache's file connectors). Apache's file connectors from their jar answer to the rules as
+        the built-ins do: the rules live in the worker, and the Java classes open whatever `file` names. Asked
+        at validate and again at each task's start (execution/jvm_run.py), since the rules may have narrowed
+        since the config was accepted."""
         writes = APACHE_FILE_CONNECTORS.get(self.class_name)
         path = config.get("file")
-        if files is not None and writes is not None and path and path.strip() and not errors.get("file"):
-            reason = files.write_error(path) if writes else files.read_error(path)
-            if reason:
-                errors.setdefault("file", []).append(cfg.invalid("file", path, reason))
-        return errors
+        if writes is None or not path or not path.strip():
+            return None
+        return files.write_error(path) if writes else files.read_error(path)
 
     def value_hints(self, config: Mapping[str, str]) -> Mapping[str, ValueHint]:
         return {

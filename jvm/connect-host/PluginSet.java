@@ -41,7 +41,7 @@ import java.util.zip.ZipFile;
  *
  * <p>What sparklink adds is the reporting. Every plugin that cannot be used is reported once, with its
  * reason, in {@link #describe()}: a location with an unreadable jar (skipped whole: a plugin missing a jar
- * would fail later), a plugin class that fails to load or instantiate, and a class name found in two
+ * would fail later), a plugin class that fails to load or instantiate (naming its jar), and a class name found in two
  * locations (ambiguous: neither is used, where Connect would pick one by version). The worker logs each
  * problem once and names it in the REST answers that touch the class.
  *
@@ -205,7 +205,9 @@ public final class PluginSet {
     private void unusable(String className, String why) {
         if (reported.add(className)) {
             String location = locationOf(className);
-            problems.add(problem(location, className, "plugin class " + className + " in " + location + " " + why));
+            String jar = jarOf(className);
+            problems.add(problem(location, className, "plugin class " + className + " in " + location
+                    + (jar == null ? "" : " (" + jar + ")") + " " + why));
         }
     }
 
@@ -216,6 +218,19 @@ public final class PluginSet {
             }
         }
         return "plugin.path";
+    }
+
+    /** The jar a plugin class's bytes come from, or null (a class tree, or not found). */
+    private String jarOf(String className) {
+        for (URLClassLoader own : locationLoaders.values()) {
+            URL url = own.findResource(className.replace('.', '/') + ".class");
+            if (url != null && "jar".equals(url.getProtocol())) {
+                String path = url.getPath();
+                int bang = path.indexOf("!/");
+                return (bang < 0 ? path : path.substring(0, bang)).replaceFirst("^file:", "");
+            }
+        }
+        return null;
     }
 
     private static List<String> manifestEntries(URLClassLoader loader, PluginType type) {

@@ -69,6 +69,32 @@ public class FailingStartConnector extends SourceConnector {
 }
 """
 
+# A connector whose class needs a helper its jar lacks (a missing dependency): it cannot be instantiated.
+NEEDS_HELPER = """
+package test.missing;
+
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.connect.connector.Task;
+import org.apache.kafka.connect.source.SourceConnector;
+
+public class NeedsHelperConnector extends SourceConnector {
+    private final Helper helper = new Helper();
+    public String version() { return "1.0"; }
+    public void start(Map<String, String> props) { }
+    public Class<? extends Task> taskClass() { return null; }
+    public List<Map<String, String>> taskConfigs(int maxTasks) { return List.of(); }
+    public void stop() { }
+    public ConfigDef config() { return new ConfigDef(); }
+}
+"""
+MISSING_DEPENDENCY = {
+    "test/missing/Helper.java": "package test.missing; public class Helper { }",
+    "test/missing/NeedsHelperConnector.java": NEEDS_HELPER,
+}
+NEEDS_HELPER_CLASS = "test.missing.NeedsHelperConnector"
+
 # A sink whose put() throws on the record "boom": Connect tolerates no put() failure, whatever errors.tolerance.
 FAILING_PUT = """
 package test.failingput;
@@ -107,7 +133,8 @@ public class FailingPutConnector extends SinkConnector {
 
 @pytest.fixture(scope="module")
 def bad_plugins(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A plugin.path entry with a corrupt jar, a connector whose start() throws and a sink whose put() throws."""
+    """A plugin.path entry with a corrupt jar, a connector whose start() throws, a connector whose class
+    needs a class its jar lacks, and a sink whose put() throws."""
     root = tmp_path_factory.mktemp("bad-plugins")
     (root / "corrupt-plugin").mkdir()
     (root / "corrupt-plugin" / "corrupt-plugin.jar").write_bytes(b"this is not a zip archive")
@@ -116,6 +143,7 @@ def bad_plugins(tmp_path_factory: pytest.TempPathFactory) -> Path:
         {"test/failing/FailingStartConnector.java": FAILING_START},
         {"org.apache.kafka.connect.source.SourceConnector": ["test.failing.FailingStartConnector"]},
     )
+    compile_plugin(root / "missing-dependency", MISSING_DEPENDENCY, omit=("test/missing/Helper.class",))
     compile_plugin(root / "failing-put", {"test/failingput/FailingPutConnector.java": FAILING_PUT})
     return root
 
@@ -422,6 +450,30 @@ def test_a_corrupt_jar_is_reported_once_and_left_out_and_a_throwing_start_fails_
     assert http.get("/health").status_code == 200
     assert any(p["class"] == FILE_SOURCE for p in http.get("/connector-plugins").json())
     assert http.delete(f"/connectors/{name}").status_code == 204
+
+
+def test_a_plugin_class_that_fails_to_load_is_logged_with_its_jar_left_out_and_answered_with_connects_400(
+    worker: WorkerProcess, http: httpx.Client, bad_plugins: Path
+) -> None:
+    jar = str(bad_plugins / "missing-dependency" / "plugin.jar")
+    log = worker.log.read_text(errors="replace")
+    reports = [line for line in log.splitlines() if NEEDS_HELPER_CLASS in line and jar in line]
+    assert len(reports) == 1, reports  # logged once, as Connect's scanner does ("Failed to discover ...": ERROR)
+    assert "ERROR" in reports[0] and "NoClassDefFoundError" in reports[0] and "test/missing/Helper" in reports[0]
+    listed = http.get("/connector-plugins?connectorsOnly=false").json()
+    assert all(p["class"] != NEEDS_HELPER_CLASS for p in listed)
+
+    name = unique("needs-helper")
+    response = http.put(f"/connectors/{name}/config", json={"connector.class": NEEDS_HELPER_CLASS})
+    assert response.status_code == 400, response.text
+    assert response.json()["message"].startswith(
+        f"Failed to find any class that implements Connector and which name matches {NEEDS_HELPER_CLASS}, "
+        "available connectors are: "
+    )
+    assert name not in http.get("/connectors").json()
+    # The worker and its other plugins go on.
+    assert http.get("/health").status_code == 200
+    assert any(p["class"] == FILE_SOURCE for p in http.get("/connector-plugins").json())
 
 
 # ---------------------------------------------------------------------------------------- Java sink errors

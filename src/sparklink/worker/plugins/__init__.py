@@ -176,12 +176,12 @@ class Plugins:
         desc = self.find(name)
         if desc is None:
             problem = self._problems.get(name.strip())
-            if problem is not None:
-                raise BadRequestError(f"Connector class {name} cannot be used: {problem}")
             available = ", ".join(sorted(f"{d.class_name} ({', '.join(d.aliases) or '-'})" for d in self._descs))
+            # Connect's answer (its scanner left the class out); then why, when the class was found.
+            found = f" ({name} was found but cannot be used: {problem})" if problem is not None else ""
             raise BadRequestError(
                 f"Failed to find any class that implements Connector and which name matches {name}, "
-                f"available connectors are: {available}"
+                f"available connectors are: {available}{found}"
             )
         return desc
 

@@ -95,6 +95,37 @@ MISSING_DEPENDENCY = {
 }
 NEEDS_HELPER_CLASS = "test.missing.NeedsHelperConnector"
 
+# One connector class, two plugin locations, two versions: version 2.0 declares one more config key.
+VERSIONED = """
+package test.versioned;
+
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.connect.connector.Task;
+import org.apache.kafka.connect.source.SourceConnector;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.apache.kafka.connect.source.SourceTask;
+
+public class VersionedConnector extends SourceConnector {
+    public static class IdleTask extends SourceTask {
+        public String version() { return "VERSION"; }
+        public void start(Map<String, String> props) { }
+        public List<SourceRecord> poll() throws InterruptedException { Thread.sleep(100); return null; }
+        public void stop() { }
+    }
+    public String version() { return "VERSION"; }
+    public void start(Map<String, String> props) { }
+    public Class<? extends Task> taskClass() { return IdleTask.class; }
+    public List<Map<String, String>> taskConfigs(int maxTasks) { return List.of(Map.of()); }
+    public void stop() { }
+    public ConfigDef config() {
+        return new ConfigDef().define("key.of.VERSION", ConfigDef.Type.STRING, "", ConfigDef.Importance.LOW, "doc");
+    }
+}
+"""
+VERSIONED_CLASS = "test.versioned.VersionedConnector"
+
 # A sink whose put() throws on the record "boom": Connect tolerates no put() failure, whatever errors.tolerance.
 FAILING_PUT = """
 package test.failingput;
@@ -134,7 +165,7 @@ public class FailingPutConnector extends SinkConnector {
 @pytest.fixture(scope="module")
 def bad_plugins(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A plugin.path entry with a corrupt jar, a connector whose start() throws, a connector whose class
-    needs a class its jar lacks, and a sink whose put() throws."""
+    needs a class its jar lacks, one connector class in two versions, and a sink whose put() throws."""
     root = tmp_path_factory.mktemp("bad-plugins")
     (root / "corrupt-plugin").mkdir()
     (root / "corrupt-plugin" / "corrupt-plugin.jar").write_bytes(b"this is not a zip archive")
@@ -144,6 +175,9 @@ def bad_plugins(tmp_path_factory: pytest.TempPathFactory) -> Path:
         {"org.apache.kafka.connect.source.SourceConnector": ["test.failing.FailingStartConnector"]},
     )
     compile_plugin(root / "missing-dependency", MISSING_DEPENDENCY, omit=("test/missing/Helper.class",))
+    for version in ("1.0", "2.0"):
+        source = VERSIONED.replace("VERSION", version)
+        compile_plugin(root / f"versioned-{version}", {"test/versioned/VersionedConnector.java": source})
     compile_plugin(root / "failing-put", {"test/failingput/FailingPutConnector.java": FAILING_PUT})
     return root
 
@@ -474,6 +508,35 @@ def test_a_plugin_class_that_fails_to_load_is_logged_with_its_jar_left_out_and_a
     # The worker and its other plugins go on.
     assert http.get("/health").status_code == 200
     assert any(p["class"] == FILE_SOURCE for p in http.get("/connector-plugins").json())
+
+
+def test_one_connector_class_in_two_versions_is_listed_per_version_runs_its_latest_and_refuses_other_versions(
+    http: httpx.Client,
+) -> None:
+    listed = [p for p in http.get("/connector-plugins").json() if p["class"] == VERSIONED_CLASS]
+    assert sorted(p["version"] for p in listed) == ["1.0", "2.0"], listed  # Connect 4.x lists every version
+    keys = [k["name"] for k in http.get("/connector-plugins/VersionedConnector/config").json()]
+    assert "key.of.2.0" in keys and "key.of.1.0" not in keys  # the class loads from its latest version
+
+    name = unique("versioned")
+    body = {"connector.class": VERSIONED_CLASS, "connector.plugin.version": "3.0"}
+    response = http.put(f"/connectors/{name}/config", json=body)
+    assert response.status_code == 400, response.text
+    missing = f"Plugin {VERSIONED_CLASS} not found that matches the version range [3.0,3.0], available versions: "
+    missing += "[1.0, 2.0]"  # Connect's words: its maven-artifact VersionRange prints the version "3.0" so
+    assert response.json()["message"].startswith(
+        f"Connector configuration is invalid and contains the following 2 error(s):\n{missing}\n{missing}\n"
+    ), response.text
+    # An installed version other than the latest: refused too (this worker runs only the latest).
+    response = http.put(f"/connectors/{name}/config", json={**body, "connector.plugin.version": "1.0"})
+    assert response.status_code == 400 and "runs only the latest installed version" in response.text, response.text
+    assert name not in http.get("/connectors").json()
+
+    for version in (None, "2.0", "[2.0,)"):
+        config = {"connector.class": VERSIONED_CLASS, **({"connector.plugin.version": version} if version else {})}
+        assert http.put(f"/connectors/{name}/config", json=config).status_code in (200, 201)
+        wait_for(lambda: _running(http, name), 120, f"the connector RUNNING with version {version}")
+    assert http.delete(f"/connectors/{name}").status_code == 204
 
 
 # ---------------------------------------------------------------------------------------- Java sink errors

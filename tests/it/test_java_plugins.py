@@ -532,10 +532,12 @@ def test_one_connector_class_in_two_versions_is_listed_per_version_runs_its_late
     assert response.status_code == 400 and "runs only the latest installed version" in response.text, response.text
     assert name not in http.get("/connectors").json()
 
-    for version in (None, "2.0", "[2.0,)"):
-        config = {"connector.class": VERSIONED_CLASS, **({"connector.plugin.version": version} if version else {})}
-        assert http.put(f"/connectors/{name}/config", json=config).status_code in (200, 201)
-        wait_for(lambda: _running(http, name), 120, f"the connector RUNNING with version {version}")
+    for version in ("2.0", "[2.0,)", "latest"):  # the latest, as a version, a range and Connect's word for it
+        config = {"name": name, "connector.class": VERSIONED_CLASS, "connector.plugin.version": version}
+        answer = http.put("/connector-plugins/VersionedConnector/config/validate", json=config).json()
+        assert {c["value"]["name"]: c["value"]["errors"] for c in answer["configs"] if c["value"]["errors"]} == {}
+    assert http.put(f"/connectors/{name}/config", json={"connector.class": VERSIONED_CLASS}).status_code == 201
+    wait_for(lambda: _running(http, name), 120, "the connector RUNNING from its latest version")
     assert http.delete(f"/connectors/{name}").status_code == 204
 
 

@@ -55,7 +55,10 @@ final class DeadLetterQueue implements AutoCloseable {
         short replication = Short.parseShort(config.getOrDefault("errors.deadletterqueue.topic.replication.factor", "3").trim());
         Map<String, Object> admin = new HashMap<>(spec.clients);
         admin.putAll(Pipeline.sub(config, "admin.override"));
-        try (Admin client = Admin.create(admin)) {
+        // The clients are the host's (as Connect's worker makes them): with the host's loader as the thread's
+        // context loader, or Kafka's ConfigDef looks its default classes up in the caller's (Spark's
+        // kafka-clients 3.9 on a Py4J thread) and fails, e.g. on DefaultJwtRetriever.
+        try (Swap ignored = Swap.to(DeadLetterQueue.class.getClassLoader()); Admin client = Admin.create(admin)) {
             if (!client.listTopics().names().get().contains(topic)) {
                 log.info("dead letter queue topic {} does not exist; creating it", topic);
                 client.createTopics(Set.of(new NewTopic(topic, 1, replication))).all().get();
@@ -74,7 +77,9 @@ final class DeadLetterQueue implements AutoCloseable {
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.put(ProducerConfig.CLIENT_ID_CONFIG, "connector-dlq-producer-" + connector + "-" + task);
         props.putAll(Pipeline.sub(config, "producer.override"));
-        producer = new KafkaProducer<>(props);
+        try (Swap ignored = Swap.to(DeadLetterQueue.class.getClassLoader())) {
+            producer = new KafkaProducer<>(props);
+        }
     }
 
     boolean enabled() {

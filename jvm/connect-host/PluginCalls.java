@@ -35,6 +35,12 @@ public final class PluginCalls {
         return plugins.describe();
     }
 
+    /** Why a connector.plugin.version cannot run the connector class, or "" (PluginSet#versionProblem). */
+    public String versionProblem(String className, String version) {
+        String problem = plugins.versionProblem(className, version);
+        return problem == null ? "" : problem;
+    }
+
     /** The plugin's own ConfigDef keys (Connect's ConfigKeyInfo fields), for any of the listed plugin types. */
     public String configDef(String className) throws ClassNotFoundException {
         Object plugin = plugins.newInstance(plugins.pluginClass(className));

@@ -11,6 +11,8 @@ import org.apache.kafka.connect.runtime.isolation.PluginSource;
 import org.apache.kafka.connect.runtime.isolation.PluginType;
 import org.apache.kafka.connect.runtime.isolation.PluginUtils;
 import org.apache.kafka.connect.runtime.isolation.ServiceLoaderScanner;
+import org.apache.maven.artifact.versioning.InvalidVersionSpecificationException;
+import org.apache.maven.artifact.versioning.VersionRange;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -41,9 +43,12 @@ import java.util.zip.ZipFile;
  *
  * <p>What sparklink adds is the reporting. Every plugin that cannot be used is reported once, with its
  * reason, in {@link #describe()}: a location with an unreadable jar (skipped whole: a plugin missing a jar
- * would fail later), a plugin class that fails to load or instantiate, and a class name found in two
- * locations (ambiguous: neither is used, where Connect would pick one by version). The worker logs each
- * problem once and names it in the REST answers that touch the class.
+ * would fail later) and a plugin class that fails to load or instantiate (naming its jar). The worker logs
+ * each problem once and names it in the REST answers that touch the class.
+ *
+ * <p>A class found in several locations is every one of its versions, as in Connect 4.x (KIP-891): each is
+ * listed, and the class loads from the latest one, which Connect's {@link DelegatingClassLoader} picks
+ * ({@link #latest}); {@link #versionProblem} answers a {@code connector.plugin.version} with Connect's message.
  *
  * <p>The host's own class path (connect-json, connect-transforms, connect-runtime's converters) is a
  * classpath source discovered through its service manifests only: Java tasks can use Apache's converters
@@ -54,11 +59,11 @@ public final class PluginSet {
             PluginType.PREDICATE, PluginType.CONVERTER, PluginType.HEADER_CONVERTER);
 
     private final DelegatingClassLoader loader;
-    private final Map<String, PluginDesc<?>> byClass = new TreeMap<>(); // "<class>/<type>" -> plugin
+    private final Set<PluginDesc<?>> listed = new TreeSet<>(); // in Connect's order: class, then version
+    private final Map<String, PluginDesc<?>> latest = new TreeMap<>(); // "<class>/<type>" -> its latest version
     private final Set<String> names = new TreeSet<>();
     private final Map<String, String> aliases = new TreeMap<>();
     private final List<Map<String, Object>> problems = new ArrayList<>();
-    private final Map<String, String> ambiguous = new TreeMap<>();
     private final Set<String> reported = new TreeSet<>();
     private final Map<String, URLClassLoader> locationLoaders = new LinkedHashMap<>();
     private final long scanMillis;
@@ -88,25 +93,11 @@ public final class PluginSet {
         // (Debezium's archive has connect-api), which are neither listed twice nor ambiguous.
         Set<String> onClasspath = new TreeSet<>();
         fromClasspath.forEach(desc -> onClasspath.add(desc.className()));
-        Map<String, Set<String>> locations = new TreeMap<>();
-        all.forEach(desc -> {
-            if (LISTED.contains(desc.type()) && !onClasspath.contains(desc.className())) {
-                locations.computeIfAbsent(desc.className(), k -> new TreeSet<>()).add(desc.location());
-            }
-        });
-        locations.forEach((name, where) -> {
-            if (where.size() > 1) {
-                String message = "plugin class " + name + " is found in " + where.size() + " plugin locations ("
-                        + String.join(", ", where) + "); it is ambiguous, so neither is used: keep one of them";
-                ambiguous.put(name, message);
-                problems.add(problem(String.join(", ", where), name, message));
-            }
-        });
         all.forEach(desc -> {
             String name = desc.className();
             boolean hostCopy = onClasspath.contains(name) && !"classpath".equals(desc.location());
-            if (LISTED.contains(desc.type()) && !ambiguous.containsKey(name) && !hostCopy) {
-                byClass.put(name + "/" + desc.typeName(), desc);
+            if (LISTED.contains(desc.type()) && !hostCopy && listed.add(desc)) {
+                latest.merge(name + "/" + desc.typeName(), desc, (a, b) -> a.compareTo(b) >= 0 ? a : b);
                 names.add(name);
             }
         });
@@ -115,7 +106,6 @@ public final class PluginSet {
         }
         loader.installDiscoveredPlugins(new PluginScanResult(List.of(reflected, fromServices, fromClasspath)));
         aliases.putAll(PluginUtils.computeAliases(all));
-        ambiguous.keySet().forEach(name -> aliases.values().removeIf(name::equals));
         scanMillis = System.currentTimeMillis() - started;
     }
 
@@ -191,7 +181,7 @@ public final class PluginSet {
             }
         }
         candidates.forEach((name, type) -> {
-            if (names.contains(name) || ambiguous.containsKey(name) || reported.contains(name)) {
+            if (names.contains(name) || reported.contains(name)) {
                 return;
             }
             String why = instantiationError(own, name);
@@ -205,7 +195,9 @@ public final class PluginSet {
     private void unusable(String className, String why) {
         if (reported.add(className)) {
             String location = locationOf(className);
-            problems.add(problem(location, className, "plugin class " + className + " in " + location + " " + why));
+            String jar = jarOf(className);
+            problems.add(problem(location, className, "plugin class " + className + " in " + location
+                    + (jar == null ? "" : " (" + jar + ")") + " " + why));
         }
     }
 
@@ -216,6 +208,19 @@ public final class PluginSet {
             }
         }
         return "plugin.path";
+    }
+
+    /** The jar a plugin class's bytes come from, or null (a class tree, or not found). */
+    private String jarOf(String className) {
+        for (URLClassLoader own : locationLoaders.values()) {
+            URL url = own.findResource(className.replace('.', '/') + ".class");
+            if (url != null && "jar".equals(url.getProtocol())) {
+                String path = url.getPath();
+                int bang = path.indexOf("!/");
+                return (bang < 0 ? path : path.substring(0, bang)).replaceFirst("^file:", "");
+            }
+        }
+        return null;
     }
 
     private static List<String> manifestEntries(URLClassLoader loader, PluginType type) {
@@ -272,12 +277,13 @@ public final class PluginSet {
     /** JSON: every usable plugin (class, type, version, location), the problems and the aliases. */
     public String describe() {
         List<Map<String, Object>> plugins = new ArrayList<>();
-        for (PluginDesc<?> desc : byClass.values()) {
+        for (PluginDesc<?> desc : listed) {
             Map<String, Object> entry = new LinkedHashMap<>();
             entry.put("class", desc.className());
             entry.put("type", desc.typeName());
             entry.put("version", desc.version());
             entry.put("location", desc.location());
+            entry.put("latest", latest.get(desc.className() + "/" + desc.typeName()) == desc);
             plugins.add(entry);
         }
         Map<String, Object> out = new LinkedHashMap<>();
@@ -295,12 +301,47 @@ public final class PluginSet {
 
     /** The loaded class of a known plugin, or of a class its plugin's loader can see (a task class). */
     public Class<?> pluginClass(String classOrAlias) throws ClassNotFoundException {
+        // Connect's DelegatingClassLoader loads a class found in several locations from its latest version.
+        return loader.loadClass(resolve(classOrAlias.trim()));
+    }
+
+    /**
+     * Why {@code connector.plugin.version} = {@code version} cannot run the connector class, or null when the
+     * version sparklink runs (the latest) matches it. Connect's message where no installed version matches.
+     */
+    public String versionProblem(String classOrAlias, String version) {
         String name = resolve(classOrAlias.trim());
-        String problem = ambiguous.get(name);
-        if (problem != null) {
-            throw new ConnectException(problem);
+        VersionRange range;
+        try {
+            range = PluginUtils.connectorVersionRequirement(version);
+        } catch (InvalidVersionSpecificationException e) {
+            return "String must be a valid maven version spec, but was " + version;
         }
-        return loader.loadClass(name);
+        if (range == null) {
+            return null;
+        }
+        List<String> available = new ArrayList<>();
+        PluginDesc<?> newest = null;
+        PluginDesc<?> matching = null;
+        for (PluginDesc<?> desc : listed) {
+            if (desc.className().equals(name) && (desc.type() == PluginType.SOURCE || desc.type() == PluginType.SINK)) {
+                available.add(desc.version());
+                newest = desc;
+                if (range.containsVersion(desc.encodedVersion())) {
+                    matching = desc;
+                }
+            }
+        }
+        if (matching == null) {
+            return String.format("Plugin %s not found that matches the version range %s, available versions: %s",
+                    name, range, available);
+        }
+        if (matching != newest) {
+            return "connector.plugin.version " + version + " names version " + matching.version() + " of " + name
+                    + ", but this worker runs only the latest installed version of a plugin (" + newest.version()
+                    + "); remove the setting or ask for " + newest.version();
+        }
+        return null;
     }
 
     /** A class seen from a plugin's class loader (e.g. a connector's task class). */

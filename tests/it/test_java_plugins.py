@@ -20,7 +20,9 @@ from typing import Any
 
 import httpx
 import pytest
+from confluent_kafka import Producer
 
+from sparklink.clients.settings import client_config
 from sparklink.platform import process
 from sparklink.platform.kafka import KafkaCluster
 from tests.conftest import TEST_PLUGIN_PATH, worker_props
@@ -67,10 +69,103 @@ public class FailingStartConnector extends SourceConnector {
 }
 """
 
+# A connector whose class needs a helper its jar lacks (a missing dependency): it cannot be instantiated.
+NEEDS_HELPER = """
+package test.missing;
+
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.connect.connector.Task;
+import org.apache.kafka.connect.source.SourceConnector;
+
+public class NeedsHelperConnector extends SourceConnector {
+    private final Helper helper = new Helper();
+    public String version() { return "1.0"; }
+    public void start(Map<String, String> props) { }
+    public Class<? extends Task> taskClass() { return null; }
+    public List<Map<String, String>> taskConfigs(int maxTasks) { return List.of(); }
+    public void stop() { }
+    public ConfigDef config() { return new ConfigDef(); }
+}
+"""
+MISSING_DEPENDENCY = {
+    "test/missing/Helper.java": "package test.missing; public class Helper { }",
+    "test/missing/NeedsHelperConnector.java": NEEDS_HELPER,
+}
+NEEDS_HELPER_CLASS = "test.missing.NeedsHelperConnector"
+
+# One connector class, two plugin locations, two versions: version 2.0 declares one more config key.
+VERSIONED = """
+package test.versioned;
+
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.connect.connector.Task;
+import org.apache.kafka.connect.source.SourceConnector;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.apache.kafka.connect.source.SourceTask;
+
+public class VersionedConnector extends SourceConnector {
+    public static class IdleTask extends SourceTask {
+        public String version() { return "VERSION"; }
+        public void start(Map<String, String> props) { }
+        public List<SourceRecord> poll() throws InterruptedException { Thread.sleep(100); return null; }
+        public void stop() { }
+    }
+    public String version() { return "VERSION"; }
+    public void start(Map<String, String> props) { }
+    public Class<? extends Task> taskClass() { return IdleTask.class; }
+    public List<Map<String, String>> taskConfigs(int maxTasks) { return List.of(Map.of()); }
+    public void stop() { }
+    public ConfigDef config() {
+        return new ConfigDef().define("key.of.VERSION", ConfigDef.Type.STRING, "", ConfigDef.Importance.LOW, "doc");
+    }
+}
+"""
+VERSIONED_CLASS = "test.versioned.VersionedConnector"
+
+# A sink whose put() throws on the record "boom": Connect tolerates no put() failure, whatever errors.tolerance.
+FAILING_PUT = """
+package test.failingput;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.connect.connector.Task;
+import org.apache.kafka.connect.sink.SinkConnector;
+import org.apache.kafka.connect.sink.SinkRecord;
+import org.apache.kafka.connect.sink.SinkTask;
+
+public class FailingPutConnector extends SinkConnector {
+    public static class FailingPutTask extends SinkTask {
+        public String version() { return "1.0"; }
+        public void start(Map<String, String> props) { }
+        public void put(Collection<SinkRecord> records) {
+            for (SinkRecord record : records) {
+                if ("boom".equals(record.value())) {
+                    throw new IllegalStateException("put refused the record at offset " + record.kafkaOffset());
+                }
+            }
+        }
+        public void stop() { }
+    }
+    public String version() { return "1.0"; }
+    public void start(Map<String, String> props) { }
+    public Class<? extends Task> taskClass() { return FailingPutTask.class; }
+    public List<Map<String, String>> taskConfigs(int maxTasks) { return List.of(Map.of()); }
+    public void stop() { }
+    public ConfigDef config() { return new ConfigDef(); }
+}
+"""
+
 
 @pytest.fixture(scope="module")
 def bad_plugins(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A plugin.path entry with a corrupt jar and a connector whose start() throws."""
+    """A plugin.path entry with a corrupt jar, a connector whose start() throws, a connector whose class
+    needs a class its jar lacks, one connector class in two versions, and a sink whose put() throws."""
     root = tmp_path_factory.mktemp("bad-plugins")
     (root / "corrupt-plugin").mkdir()
     (root / "corrupt-plugin" / "corrupt-plugin.jar").write_bytes(b"this is not a zip archive")
@@ -79,6 +174,11 @@ def bad_plugins(tmp_path_factory: pytest.TempPathFactory) -> Path:
         {"test/failing/FailingStartConnector.java": FAILING_START},
         {"org.apache.kafka.connect.source.SourceConnector": ["test.failing.FailingStartConnector"]},
     )
+    compile_plugin(root / "missing-dependency", MISSING_DEPENDENCY, omit=("test/missing/Helper.class",))
+    for version in ("1.0", "2.0"):
+        source = VERSIONED.replace("VERSION", version)
+        compile_plugin(root / f"versioned-{version}", {"test/versioned/VersionedConnector.java": source})
+    compile_plugin(root / "failing-put", {"test/failingput/FailingPutConnector.java": FAILING_PUT})
     return root
 
 
@@ -383,4 +483,133 @@ def test_a_corrupt_jar_is_reported_once_and_left_out_and_a_throwing_start_fails_
     # The worker and its other plugins go on.
     assert http.get("/health").status_code == 200
     assert any(p["class"] == FILE_SOURCE for p in http.get("/connector-plugins").json())
+    assert http.delete(f"/connectors/{name}").status_code == 204
+
+
+def test_a_plugin_class_that_fails_to_load_is_logged_with_its_jar_left_out_and_answered_with_connects_400(
+    worker: WorkerProcess, http: httpx.Client, bad_plugins: Path
+) -> None:
+    jar = str(bad_plugins / "missing-dependency" / "plugin.jar")
+    log = worker.log.read_text(errors="replace")
+    reports = [line for line in log.splitlines() if NEEDS_HELPER_CLASS in line and jar in line]
+    assert len(reports) == 1, reports  # logged once, as Connect's scanner does ("Failed to discover ...": ERROR)
+    assert "ERROR" in reports[0] and "NoClassDefFoundError" in reports[0] and "test/missing/Helper" in reports[0]
+    listed = http.get("/connector-plugins?connectorsOnly=false").json()
+    assert all(p["class"] != NEEDS_HELPER_CLASS for p in listed)
+
+    name = unique("needs-helper")
+    response = http.put(f"/connectors/{name}/config", json={"connector.class": NEEDS_HELPER_CLASS})
+    assert response.status_code == 400, response.text
+    assert response.json()["message"].startswith(
+        f"Failed to find any class that implements Connector and which name matches {NEEDS_HELPER_CLASS}, "
+        "available connectors are: "
+    )
+    assert name not in http.get("/connectors").json()
+    # The worker and its other plugins go on.
+    assert http.get("/health").status_code == 200
+    assert any(p["class"] == FILE_SOURCE for p in http.get("/connector-plugins").json())
+
+
+def test_one_connector_class_in_two_versions_is_listed_per_version_runs_its_latest_and_refuses_other_versions(
+    http: httpx.Client,
+) -> None:
+    listed = [p for p in http.get("/connector-plugins").json() if p["class"] == VERSIONED_CLASS]
+    assert sorted(p["version"] for p in listed) == ["1.0", "2.0"], listed  # Connect 4.x lists every version
+    keys = [k["name"] for k in http.get("/connector-plugins/VersionedConnector/config").json()]
+    assert "key.of.2.0" in keys and "key.of.1.0" not in keys  # the class loads from its latest version
+
+    name = unique("versioned")
+    body = {"connector.class": VERSIONED_CLASS, "connector.plugin.version": "3.0"}
+    response = http.put(f"/connectors/{name}/config", json=body)
+    assert response.status_code == 400, response.text
+    missing = f"Plugin {VERSIONED_CLASS} not found that matches the version range [3.0,3.0], available versions: "
+    missing += "[1.0, 2.0]"  # Connect's words: its maven-artifact VersionRange prints the version "3.0" so
+    assert response.json()["message"].startswith(
+        f"Connector configuration is invalid and contains the following 2 error(s):\n{missing}\n{missing}\n"
+    ), response.text
+    # An installed version other than the latest: refused too (this worker runs only the latest).
+    response = http.put(f"/connectors/{name}/config", json={**body, "connector.plugin.version": "1.0"})
+    assert response.status_code == 400 and "runs only the latest installed version" in response.text, response.text
+    assert name not in http.get("/connectors").json()
+
+    for version in ("2.0", "[2.0,)", "latest"):  # the latest, as a version, a range and Connect's word for it
+        config = {"name": name, "connector.class": VERSIONED_CLASS, "connector.plugin.version": version}
+        answer = http.put("/connector-plugins/VersionedConnector/config/validate", json=config).json()
+        assert {c["value"]["name"]: c["value"]["errors"] for c in answer["configs"] if c["value"]["errors"]} == {}
+    assert http.put(f"/connectors/{name}/config", json={"connector.class": VERSIONED_CLASS}).status_code == 201
+    wait_for(lambda: _running(http, name), 120, "the connector RUNNING from its latest version")
+    assert http.delete(f"/connectors/{name}").status_code == 204
+
+
+# ---------------------------------------------------------------------------------------- Java sink errors
+def _produce(kafka: KafkaCluster, topic: str, values: list[bytes]) -> None:
+    producer = Producer(client_config(kafka.bootstrap_servers))
+    for value in values:
+        producer.produce(topic, value=value)
+    assert producer.flush(30) == 0
+
+
+def _errors(dlq: str) -> dict[str, str]:
+    return {
+        "errors.tolerance": "all",
+        "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1",
+        "errors.deadletterqueue.context.headers.enable": "true",
+    }
+
+
+def test_a_record_a_java_sinks_converter_cannot_read_goes_to_the_dlq_with_connects_headers_and_the_task_runs_on(
+    kafka: KafkaCluster, http: httpx.Client, files: Path
+) -> None:
+    topic, dlq, name = unique("java-poisoned"), unique("java-dlq"), unique("java-tolerant")
+    sink_file = files / f"{name}.txt"
+    create_topic(kafka.bootstrap_servers, topic)
+    json_values = {
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "false",
+    }
+    body = {"connector.class": FILE_SINK, "file": str(sink_file), "topics": topic, **STRINGS, **json_values}
+    assert http.put(f"/connectors/{name}/config", json={**body, **_errors(dlq)}).status_code == 201
+    wait_for(lambda: _running(http, name), 180, "the Java sink RUNNING")
+    _produce(kafka, topic, [b'"first"', b"{not json", b'"second"'])
+
+    def lines() -> list[str]:
+        return sink_file.read_text("utf-8").splitlines() if sink_file.exists() else []
+
+    wait_for(lambda: _running(http, name) and len(lines()) >= 2, 180, "the two good records in the file")
+    assert lines() == ["first", "second"]
+    (dead,) = read_topic(kafka.bootstrap_servers, dlq, 1)
+    assert dead.value() == b"{not json"  # the original record, as it was read
+    headers = {k: v.decode() for k, v in dead.headers()}
+    assert headers["__connect.errors.topic"] == topic
+    assert headers["__connect.errors.partition"] == "0"
+    assert headers["__connect.errors.offset"] == "1"
+    assert headers["__connect.errors.connector.name"] == name
+    assert headers["__connect.errors.task.id"] == "0"
+    assert headers["__connect.errors.stage"] == "VALUE_CONVERTER"
+    assert headers["__connect.errors.class.name"] == "org.apache.kafka.connect.json.JsonConverter"
+    assert headers["__connect.errors.exception.class.name"] == "org.apache.kafka.connect.errors.DataException"
+    assert headers["__connect.errors.exception.message"].startswith("Converting byte[] to Kafka Connect data")
+    assert headers["__connect.errors.exception.stacktrace"].startswith("org.apache.kafka.connect.errors.DataException")
+    assert _running(http, name)
+    assert http.delete(f"/connectors/{name}").status_code == 204
+
+
+def test_a_java_sinks_put_failure_fails_the_task_even_with_errors_tolerance_all_as_in_connect(
+    kafka: KafkaCluster, http: httpx.Client
+) -> None:
+    topic, dlq, name = unique("java-put"), unique("java-put-dlq"), unique("java-put")
+    create_topic(kafka.bootstrap_servers, topic)
+    body = {"connector.class": "test.failingput.FailingPutConnector", "topics": topic, **STRINGS, **_errors(dlq)}
+    assert http.put(f"/connectors/{name}/config", json=body).status_code == 201
+    wait_for(lambda: _running(http, name), 180, "the failing-put sink RUNNING")
+    _produce(kafka, topic, [b"fine", b"boom"])
+
+    def failed() -> dict[str, Any] | None:
+        tasks = _status(http, name).get("tasks", [])
+        return tasks[0] if tasks and tasks[0]["state"] == "FAILED" else None
+
+    task = wait_for(failed, 180, "the task FAILED")
+    assert "java.lang.IllegalStateException: put refused the record at offset 1" in task["trace"]
+    assert topic_size(kafka.bootstrap_servers, dlq) == 0  # Connect's DLQ takes conversion and transform failures only
     assert http.delete(f"/connectors/{name}").status_code == 204

@@ -33,9 +33,15 @@ def connect_api_classpath() -> str:
     return ":".join(jars)
 
 
-def compile_plugin(location: Path, sources: dict[str, str], services: dict[str, list[str]] | None = None) -> Path:
+def compile_plugin(
+    location: Path,
+    sources: dict[str, str],
+    services: dict[str, list[str]] | None = None,
+    omit: tuple[str, ...] = (),
+) -> Path:
     """Compile Java `sources` ({"pkg/Cls.java": text}) into `location/plugin.jar`, with service manifests
-    (`services`: interface -> implementations) when given; returns the jar."""
+    (`services`: interface -> implementations) when given, leaving out the compiled classes `omit` names
+    ("pkg/Cls.class": a dependency the plugin's classes need but the jar lacks); returns the jar."""
     work = Path(tempfile.mkdtemp(prefix="sparklink-javac-"))
     try:
         files = []
@@ -50,6 +56,8 @@ def compile_plugin(location: Path, sources: dict[str, str], services: dict[str, 
             check=True,
             capture_output=True,
         )
+        for missing in omit:
+            (classes / missing).unlink()
         for interface, implementations in (services or {}).items():
             manifest = classes / "META-INF" / "services" / interface
             manifest.parent.mkdir(parents=True, exist_ok=True)

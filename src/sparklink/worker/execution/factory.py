@@ -11,7 +11,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypedDict
 
 from sparklink.api import config as cfg
 from sparklink.api.connector import SinkTask, SourceTask, TaskContext
@@ -19,6 +19,7 @@ from sparklink.api.direct import DirectSource
 from sparklink.api.task_config import TaskSettings, sink_group
 from sparklink.worker import connector_config as connector_keys
 from sparklink.worker.execution.direct_run import DirectRun
+from sparklink.worker.execution.jvm_run import J, JavaTaskSetup
 from sparklink.worker.execution.jvm_sink_run import JvmSinkRun
 from sparklink.worker.execution.jvm_source_run import JvmSourceRun
 from sparklink.worker.execution.outages import Outage
@@ -54,66 +55,35 @@ class RunFactory:
             connector, task_id, dict(start.config), services.spark, checkpoint=str(checkpoint), files=services.files
         )
         state = (connector, task_id, task, ctx, settings, start.events, checkpoint)
+        args = RunArgs(services=services, connector_config=start.connector_config, retries=retries, outage=outage)
         if isinstance(task, JavaSourceTask):
-            return JvmSourceRun(
-                *state,
-                services=services,
-                connector_config=start.connector_config,
-                retries=retries,
-                outage=outage,
-                policy=error_policy(config, side),
-                java=task,
-                worker_converters=self.converter_defaults,
-            )
+            return JvmSourceRun(*state, **args, setup=self._java_setup(task, config, side))
         if isinstance(task, JavaSinkTask):
-            return JvmSinkRun(
-                *state,
-                services=services,
-                connector_config=start.connector_config,
-                retries=retries,
-                outage=outage,
-                policy=error_policy(config, side),
-                java=task,
-                group=sink_group(connector, ctx.config),
-                worker_converters=self.converter_defaults,
-            )
+            group = sink_group(connector, ctx.config)
+            return JvmSinkRun(*state, **args, setup=self._java_setup(task, config, side), group=group)
         pipeline = compile_pipeline(config, self.converter_defaults, side, connector, task_id)
         if isinstance(task, SinkTask):
             group = sink_group(connector, ctx.config)
-            return SinkRun(
-                *state,
-                services=services,
-                pipeline=pipeline,
-                connector_config=start.connector_config,
-                retries=retries,
-                outage=outage,
-                sink=task,
-                group=group,
-            )
+            return SinkRun(*state, **args, pipeline=pipeline, sink=task, group=group)
         if not isinstance(task, SourceTask):
             raise TypeError(f"{type(task).__name__} is neither a SourceTask nor a SinkTask")
         ctx.resume = services.offsets.get(connector)
         if isinstance(task, DirectSource) and converts_only(pipeline):
             ctx.direct = True
-            return DirectRun(
-                *state,
-                services=services,
-                pipeline=pipeline,
-                connector_config=start.connector_config,
-                retries=retries,
-                outage=outage,
-                source=task,
-                direct=task,
-            )
-        return SourceRun(
-            *state,
-            services=services,
-            pipeline=pipeline,
-            connector_config=start.connector_config,
-            retries=retries,
-            outage=outage,
-            source=task,
-        )
+            return DirectRun(*state, **args, pipeline=pipeline, source=task, direct=task)
+        return SourceRun(*state, **args, pipeline=pipeline, source=task)
+
+    def _java_setup(self, task: J, config: Mapping[str, str], side: Literal["source", "sink"]) -> JavaTaskSetup[J]:
+        return JavaTaskSetup(task, self.converter_defaults, error_policy(config, side))
+
+
+class RunArgs(TypedDict):
+    """What every kind of run is built with besides its task's state."""
+
+    services: RunServices
+    connector_config: Mapping[str, str] | None
+    retries: int
+    outage: Outage | None
 
 
 def error_policy(config: Mapping[str, str], side: Literal["source", "sink"]) -> ErrorPolicy:

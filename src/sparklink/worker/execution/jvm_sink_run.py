@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sparklink.worker.execution import kafka_io
-from sparklink.worker.execution.jvm_source_run import task_spec
-from sparklink.worker.execution.run import TaskStart
+from sparklink.worker.execution.jvm_run import JvmRun
 from sparklink.worker.execution.sink_run import PartitionRun
 from sparklink.worker.plugins.java import JavaSinkTask
 from sparklink.worker.plugins.jvm_host import java_call, to_json
-from sparklink.worker.transforms.errors import ErrorCounts, ErrorPolicy
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -33,13 +31,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(eq=False, kw_only=True)
-class JvmSinkRun(PartitionRun):
-    java: JavaSinkTask
-    """The run's task (`task`): the Java class the host runs."""
-    worker_converters: dict[str, str] = field(default_factory=dict)
-    policy: ErrorPolicy
-    """The connector's error handling (the JVM applies it to records; the worker, to outages)."""
-    counts: ErrorCounts = field(default_factory=ErrorCounts)
+class JvmSinkRun(JvmRun[JavaSinkTask], PartitionRun):
     host_task: Any = None
     """The Connect host's SinkTaskHost of this run, once started."""
 
@@ -49,7 +41,7 @@ class JvmSinkRun(PartitionRun):
         stream = self._stream(consumer, holds_batch=True)  # each batch is collected to the driver's JVM
         if stream is None:
             return None
-        spec = {**task_spec(self, self.java, self.worker_converters), "group": self.group}
+        spec = {**self.task_spec(), "group": self.group}
         host_task = self.java.plugin.runtime.host.sink_task(spec)
         assigned = to_json([[topic, partition] for topic, partition in self.assigned])
         java_call(lambda: host_task.start(assigned))
@@ -62,15 +54,6 @@ class JvmSinkRun(PartitionRun):
 
     def _kind_values(self) -> tuple[str, str, int, dict[str, float]]:
         return "sink-task-metrics", self.connector, self.task_id, self.measures.sink_values(len(self.assigned))
-
-    def error_policy(self) -> ErrorPolicy:
-        return self.policy
-
-    def error_counts(self) -> ErrorCounts:
-        return self.counts
-
-    def fresh_start(self) -> TaskStart:
-        return TaskStart(self.task_id, self.java.fresh(), self.ctx.config, self.events, self.connector_config)
 
     def _commit(self, batch: DataFrame, batch_id: int) -> None:
         """One micro-batch, in this order: 1. the task is given its records (put), in the JVM; 2. when a

@@ -13,21 +13,14 @@ watchdog turns into a FAILED task (`JobQuery`): Spark does not retry it, as Conn
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from sparklink.api.task_config import CONNECTOR_CLASS
-from sparklink.clients.settings import KafkaClientSettings
-from sparklink.worker.execution.run import TaskRun, TaskStart
-from sparklink.worker.plugins.java import JavaSourceTask, JavaTask
+from sparklink.worker.execution.jvm_run import OFFSET_COMMIT_TIMEOUT_MS, JvmRun
+from sparklink.worker.plugins.java import JavaSourceTask
 from sparklink.worker.plugins.jvm_host import java_call
-from sparklink.worker.transforms.errors import ErrorCounts, ErrorPolicy
 
 log = logging.getLogger(__name__)
-
-OFFSET_COMMIT_TIMEOUT_MS = 5000
-"""Connect's offset.flush.timeout.ms: how long a commit waits for the brokers (and a stop for the last one)."""
 
 
 class JobQuery:
@@ -60,49 +53,10 @@ class JobQuery:
         return str(executor) if executor is not None else None
 
 
-def task_spec(run: TaskRun, java: JavaTask, worker_converters: Mapping[str, str]) -> dict[str, Any]:
-    """What the Connect host starts a Java task from (jvm/connect-host TaskSpec)."""
-    runtime = java.plugin.runtime
-    connector_config = dict(run.connector_config or run.ctx.config)
-    services = run.services
-    return {
-        "connector": run.connector,
-        "task": run.task_id,
-        "connectorClass": connector_config.get(CONNECTOR_CLASS) or java.plugin.class_name,
-        "taskClass": java.java_class,
-        "taskConfig": dict(run.ctx.config),
-        "connectorConfig": connector_config,
-        "workerConverters": dict(worker_converters),
-        "pluginPath": runtime.plugin_path,
-        "discovery": runtime.discovery,
-        "offsetsTopic": runtime.offsets_topic,
-        "clients": producer_settings(run).java(),
-        "offsetFlushMs": int(services.progress.flush_s * 1000),
-        "offsetCommitTimeoutMs": OFFSET_COMMIT_TIMEOUT_MS,
-        "stopGraceMs": int(services.triggers.stop_grace_s * 1000),
-    }
-
-
-def producer_settings(run: TaskRun) -> KafkaClientSettings:
-    """The Java task's Kafka clients (its producer, its offsets reader and writer, a sink's dead letter
-    queue): the task producer's settings as sparklink.clients composes them (the worker's `producer.*`,
-    the connector's `producer.override.*`), checked against the brokers once."""
-    clients = run.services.clients
-    return clients.checked(clients.producer(run.client_config), run.client_name("producer"))
-
-
 @dataclass(eq=False, kw_only=True)
-class JvmSourceRun(TaskRun):
-    java: JavaSourceTask
-    """The run's task (`task`): the Java class the host runs."""
-    worker_converters: dict[str, str] = field(default_factory=dict)
-    policy: ErrorPolicy
-    """The connector's error handling (the JVM applies it to records; the worker, to outages)."""
-    counts: ErrorCounts = field(default_factory=ErrorCounts)
-    """The worker's converter settings, for a connector that sets none."""
-
+class JvmSourceRun(JvmRun[JavaSourceTask]):
     def start(self) -> JobQuery:
-        spec = task_spec(self, self.java, self.worker_converters)
+        spec = self.task_spec()
         job = self.java.plugin.runtime.host.start_source(spec, f"{self.connector}-{self.task_id}")
         log.info("task %s-%d: %s runs as a Spark task", self.connector, self.task_id, self.java.java_class)
         # The task finishes the poll in hand, then commits (waiting up to the commit timeout).
@@ -118,15 +72,6 @@ class JvmSourceRun(TaskRun):
 
     def _spark_query(self) -> None:
         return None  # a Spark job, not a streaming query: no streaming progress to report
-
-    def error_policy(self) -> ErrorPolicy:
-        return self.policy
-
-    def error_counts(self) -> ErrorCounts:
-        return self.counts
-
-    def fresh_start(self) -> TaskStart:
-        return TaskStart(self.task_id, self.java.fresh(), self.ctx.config, self.events, self.connector_config)
 
     def _finish_batches(self, grace: float) -> None:
         self.stop_batches(0)  # no batches here: the stop itself waits for the task (JobQuery.stop)

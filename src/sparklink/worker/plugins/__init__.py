@@ -114,8 +114,13 @@ class Plugins:
                 # Its own class name is the Java plugin's, even where a built-in answers to it as an alias
                 # (Apache's file and MirrorMaker connectors): installing the jar asks for Apache's classes.
                 desc = JavaPlugin(runtime, name, kind, version, entry["location"])
-                self.register(desc)
-                self._by_name[name] = desc
+                if entry.get("latest", True):
+                    self.register(desc)
+                    self._by_name[name] = desc
+                else:
+                    # Another installed version of a class: listed as Connect 4.x lists every version
+                    # (KIP-891), while the class runs from its latest one, as Connect's loader picks it.
+                    self._descs.append(desc)
                 connectors += 1
             elif kind in COMPONENT_TYPES:
                 self._components[f"{name}/{kind}"] = JavaComponent(runtime, name, kind, version)
@@ -176,12 +181,12 @@ class Plugins:
         desc = self.find(name)
         if desc is None:
             problem = self._problems.get(name.strip())
-            if problem is not None:
-                raise BadRequestError(f"Connector class {name} cannot be used: {problem}")
             available = ", ".join(sorted(f"{d.class_name} ({', '.join(d.aliases) or '-'})" for d in self._descs))
+            # Connect's answer (its scanner left the class out); then why, when the class was found.
+            found = f" ({name} was found but cannot be used: {problem})" if problem is not None else ""
             raise BadRequestError(
                 f"Failed to find any class that implements Connector and which name matches {name}, "
-                f"available connectors are: {available}"
+                f"available connectors are: {available}{found}"
             )
         return desc
 

@@ -32,6 +32,7 @@ from sparklink.api.connector import (
 )
 from sparklink.api.errors import ConnectError
 from sparklink.api.files import FileAccess
+from sparklink.api.task_config import CONNECTOR_CLASS
 from sparklink.clients.settings import KafkaClientSettings
 from sparklink.worker.plugins.desc import PluginDesc, ValueHint
 from sparklink.worker.plugins.jvm_host import ConnectHost, JavaError, java_call, to_json
@@ -62,6 +63,10 @@ class JavaRuntime:
             raise ConnectError("Java connectors need the worker's Kafka client settings; none were given")
         return self.worker_clients.java()
 
+
+PLUGIN_VERSION = "connector.plugin.version"
+"""Which installed version of the connector class runs (KIP-891): this worker runs the latest, and answers a
+version that is not installed with Connect's error (PluginSet#versionProblem)."""
 
 # Apache's connect-file connectors and whether each writes (True) or reads the file its `file` key names.
 APACHE_FILE_CONNECTORS = {
@@ -119,16 +124,30 @@ class JavaPlugin(PluginDesc):
         return answer
 
     def validate(self, config: Mapping[str, str], files: FileAccess | None = None) -> dict[str, list[str]]:
+        version = config.get(PLUGIN_VERSION)
+        if version is not None and version.strip():
+            calls = self.runtime.calls
+            problem = str(java_call(lambda: calls.versionProblem(self.class_name, version)))
+            if problem:
+                # As Connect's herder: the error on both keys, and no further validation of the connector.
+                return {CONNECTOR_CLASS: [problem], PLUGIN_VERSION: [problem]}
         errors = {name: list(value["errors"]) for name, value in self._validation(config).items()}
-        # Apache's file connectors from their jar answer to the worker's file rules as the built-ins do: the
-        # rules live in the worker, and the Java classes open whatever `file` names.
+        reason = None if files is None or errors.get("file") else self.file_rule_error(config, files)
+        if reason:
+            errors.setdefault("file", []).append(cfg.invalid("file", config["file"], reason))
+        return errors
+
+    def file_rule_error(self, config: Mapping[str, str], files: FileAccess) -> str | None:
+        """Why the worker's file rules refuse the file `config` names, or None (also for a connector that is
+        not one of Apache's file connectors). Apache's file connectors from their jar answer to the rules as
+        the built-ins do: the rules live in the worker, and the Java classes open whatever `file` names. Asked
+        at validate and again at each task's start (execution/jvm_run.py), since the rules may have narrowed
+        since the config was accepted."""
         writes = APACHE_FILE_CONNECTORS.get(self.class_name)
         path = config.get("file")
-        if files is not None and writes is not None and path and path.strip() and not errors.get("file"):
-            reason = files.write_error(path) if writes else files.read_error(path)
-            if reason:
-                errors.setdefault("file", []).append(cfg.invalid("file", path, reason))
-        return errors
+        if writes is None or not path or not path.strip():
+            return None
+        return files.write_error(path) if writes else files.read_error(path)
 
     def value_hints(self, config: Mapping[str, str]) -> Mapping[str, ValueHint]:
         return {

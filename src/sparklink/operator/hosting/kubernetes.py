@@ -37,6 +37,7 @@ __all__ = ["CONFIG_FILE", "REST_PORT", "KubernetesWorkerHost", "component", "des
 log = logging.getLogger("sparklink.operator.hosting")
 
 DEFAULT_IMAGE = "sparklink:latest"
+DEFAULT_STATE_DIR = ".state/operator"  # `sparklink operator run --state-dir`'s default
 # Where a pod's ServiceAccount namespace is mounted: the operator's own namespace when it runs in the cluster.
 IN_CLUSTER_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
@@ -70,7 +71,9 @@ class KubernetesWorkerHost:
     ) -> None:
         # The operator's client certificate: in its state directory (a pod's should be a persistent volume,
         # so that a restarted operator is still trusted by the running workers).
-        self.identity = identity or rest_tls.OperatorIdentity(Path(state_dir or ".") / rest_tls.CLIENT_DIR)
+        self.identity = identity or rest_tls.OperatorIdentity(
+            Path(state_dir or DEFAULT_STATE_DIR) / rest_tls.CLIENT_DIR
+        )
         self.core = k8s.CoreV1Api(api)
         self.apps = k8s.AppsV1Api(api)
         self.rbac = k8s.RbacAuthorizationV1Api(api)

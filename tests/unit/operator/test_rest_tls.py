@@ -144,3 +144,14 @@ def test_pods_mount_their_certificates_from_a_secret_and_the_config_map_holds_no
     # A renewed certificate rolls the pods (they read it at start).
     assert template["metadata"]["annotations"][connect_objects.REST_TLS_ANNOTATION] == "digest-1"
     assert set(connect_objects.rest_hosts(owner.key)) >= {f"my-connect-connect-api.{owner.namespace}.svc"}
+
+
+def test_the_operators_ca_is_renewed_with_its_key_so_its_client_certificate_still_verifies(tmp_path: Path) -> None:
+    first = rest_tls.OperatorIdentity(tmp_path / rest_tls.CLIENT_DIR)
+    ca_cert, ca_key = first.directory / listener.CA_CERT, first.directory / listener.CA_KEY
+    aged = ca.renew_ca(ca.Issued.read(ca_cert, ca_key), now=dt.datetime.now(dt.UTC) - dt.timedelta(days=350))
+    ca_cert.write_bytes(aged.cert_pem)
+    again = rest_tls.OperatorIdentity(first.directory)
+    assert again.ca_pem != aged.cert_pem and not ca.needs_renewal(again.ca_pem)
+    assert ca_key.read_bytes() == aged.key_pem
+    assert ca.signed_by((again.directory / listener.CERT).read_bytes(), again.ca_pem)

@@ -55,8 +55,13 @@ class OperatorIdentity:
     def _ensure(self) -> None:
         _private_dir(self.directory)
         ca_cert, ca_key = self.directory / rest_tls.CA_CERT, self.directory / rest_tls.CA_KEY
-        if ca_cert.exists() and ca_key.exists() and not ca.needs_renewal(ca_cert.read_bytes()):
+        if ca_cert.exists() and ca_key.exists():
             authority = ca.Issued.read(ca_cert, ca_key)
+            if ca.needs_renewal(authority.cert_pem):
+                # Same key: the client certificate it signed still verifies while the groups' trust stores
+                # take the renewed certificate (their material's digest changes, so their workers restart).
+                authority = ca.renew_ca(authority)
+                ca_cert.write_bytes(authority.cert_pem)
         else:
             authority = ca.new_ca(f"{OPERATOR_NAME} REST client CA")
             authority.write(ca_cert, ca_key)

@@ -154,13 +154,13 @@ def test_workers_refuse_a_caller_without_the_operators_certificate_at_tls_while_
     group = operator_process.state_dir / "workers" / kubeobj.ns / "KafkaConnect" / CONNECT / "rest-tls"
     # A caller that trusts the group's CA but has no certificate is refused in the handshake, as is one whose
     # certificate another CA signed (e.g. another group's), and plain http gets no Connect answer either.
-    # Over TLS 1.2 the server checks the client's certificate inside the handshake, so its alert is what the
-    # client sees; over TLS 1.3 it does so after the client's side finished, and the connection just closes.
+    # Over TLS 1.2 the server checks the client's certificate inside the handshake, which fails (the client's
+    # connect raises an SSL error); over TLS 1.3 it does so after the client's side finished, and the connection
+    # closes without an HTTP answer.
     stranger = ca.issue(ca.new_ca("not the operator"), "sparklink-operator", client=True)
     stranger_pem = tmp_path / "stranger.pem"
     ca.write_private(stranger_pem, stranger.key_pem + stranger.cert_pem)
-    alerts = {None: "ALERT_HANDSHAKE_FAILURE", stranger_pem: "ALERT_UNKNOWN_CA"}
-    for cert, alert in alerts.items():
+    for cert in (None, stranger_pem):
         for version in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
             context = ssl.create_default_context(cafile=str(group / "ca.crt"))
             context.maximum_version = version
@@ -168,8 +168,8 @@ def test_workers_refuse_a_caller_without_the_operators_certificate_at_tls_while_
                 context.load_cert_chain(str(cert))
             with httpx.Client(verify=context, timeout=10) as client, pytest.raises(httpx.TransportError) as refused:
                 client.get(f"{connect}/connectors")
-            if version is ssl.TLSVersion.TLSv1_2:  # refused while connecting, with the server's alert
-                assert isinstance(refused.value, httpx.ConnectError) and alert in str(refused.value).upper()
+            if version is ssl.TLSVersion.TLSv1_2:  # refused while connecting: the TLS handshake failed
+                assert isinstance(refused.value, httpx.ConnectError) and "[SSL:" in str(refused.value), refused.value
     with pytest.raises(httpx.TransportError):
         httpx.get(connect.replace("https://", "http://") + "/connectors", timeout=10)
     # Meanwhile the operator, with its certificate, drives the connector to RUNNING through the same workers.

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -121,6 +122,17 @@ def task_states(obj: dict[str, Any]) -> list[str]:
     return [t.get("state") for t in ((obj.get("status") or {}).get("connectorStatus") or {}).get("tasks", [])]
 
 
+def worker_rest_client(
+    state_dir: Path, namespace: str, kind: str, name: str, timeout: float = 30, cert: Path | None = None
+) -> httpx.Client:
+    """An httpx client with the operator's client certificate (from its `--state-dir`), or `cert` (a PEM file
+    with a key and its certificate), that trusts only the CA of the group's REST certificates."""
+    group_ca = state_dir / namespace / kind / name / "rest-tls" / "ca.crt"
+    context = ssl.create_default_context(cafile=str(group_ca))
+    context.load_cert_chain(str(cert or state_dir / "rest-client" / "keystore.pem"))
+    return httpx.Client(verify=context, timeout=timeout)
+
+
 class OperatorProcess:
     """`sparklink operator run` in its own process group, logging to a file."""
 
@@ -187,6 +199,11 @@ class OperatorProcess:
                 time.sleep(0.2)
             if process.alive(self.pid):
                 process.kill(self.pid)
+
+    def rest(self, kind: str, name: str, timeout: float = 30) -> httpx.Client:
+        """An httpx client for a group's REST API (its https `status.url`): it presents the operator's client
+        certificate and trusts only the group's CA, as the operator does. The caller closes it."""
+        return worker_rest_client(self.state_dir / "workers", self.namespace, kind, name, timeout)
 
     def worker_log(self, kind: str, name: str) -> Path:
         return self.state_dir / "workers" / self.namespace / kind / name / "worker.log"

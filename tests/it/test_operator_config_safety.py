@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
+import javaproperties
 import pytest
 
 from sparklink.platform import process
@@ -66,8 +66,10 @@ def test_a_line_break_in_config_is_refused_and_the_running_worker_keeps_its_sett
     assert (base / "worker.properties").read_bytes() == properties
     assert json.loads((base / "worker.json").read_text()) == record and process.alive(record["pid"])
     assert conditions(obj, "Ready") and obj["status"]["url"] == url
-    assert httpx.get(url, timeout=10).status_code == 200
-    assert "rest.host.name=127.0.0.1" in properties.decode().splitlines()
+    with operator_process.rest("KafkaConnect", NAME) as rest:
+        assert rest.get(url, timeout=10).status_code == 200
+    listener = javaproperties.loads(properties.decode())["listeners"]
+    assert listener.startswith("https://127.0.0.1:") and url == listener
     assert not [line for line in operator_process.log_since_start() if NAME in line and "stopping worker" in line]
 
     # Taking the line break out makes the resource acceptable again, with the worker untouched.

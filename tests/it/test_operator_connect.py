@@ -9,6 +9,7 @@ start to a file, across the worker's process boundary.
 from __future__ import annotations
 
 import json
+import ssl
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ import pytest
 import yaml
 
 from sparklink.operator.clock import parse_timestamp
+from sparklink.platform import ca
 from sparklink.platform.kafka import KafkaCluster
 from tests.helpers import read_topic, unique, wait_for
 from tests.it.operator_fixtures import (
@@ -52,6 +54,13 @@ def connect(kubeobj: Kube, operator_process: OperatorProcess, kafka: KafkaCluste
     kubeobj.delete("KafkaConnect", CONNECT)
 
 
+@pytest.fixture(scope="module")
+def rest(connect: str, operator_process: OperatorProcess) -> Iterator[httpx.Client]:
+    """A client for the group's https REST API with the operator's client certificate (status.url is https)."""
+    with operator_process.rest("KafkaConnect", CONNECT) as client:
+        yield client
+
+
 def counting_connector(kubeobj: Kube, name: str, counts: Path, **spec: Any) -> dict[str, Any]:
     config = {
         "topic": f"{name}-out",
@@ -73,8 +82,8 @@ def running(obj: dict[str, Any]) -> bool:
     return connector_state(obj) == "RUNNING" and task_states(obj) == ["RUNNING"] and is_ready(obj)
 
 
-def connect_status(url: str, name: str) -> dict[str, Any]:
-    response = httpx.get(f"{url}/connectors/{name}/status", timeout=30)
+def connect_status(rest: httpx.Client, url: str, name: str) -> dict[str, Any]:
+    response = rest.get(f"{url}/connectors/{name}/status", timeout=30)
     response.raise_for_status()
     body: dict[str, Any] = response.json()
     return body
@@ -103,7 +112,7 @@ def test_a_healthy_start_logs_no_error_line(kubeobj: Kube, operator_process: Ope
 
 
 def test_strimzi_example_manifests_apply_unchanged_and_the_image_file_source_is_refused_naming_where_files_go(
-    kubeobj: Kube, connect: str, operator_process: OperatorProcess
+    kubeobj: Kube, connect: str, operator_process: OperatorProcess, rest: httpx.Client
 ) -> None:
     # The KafkaConnect example names a Kafka cluster that does not exist here (and this module's own
     # KafkaConnect has its name): the API server validating it, in a namespace of its own (a server-side
@@ -130,14 +139,49 @@ def test_strimzi_example_manifests_apply_unchanged_and_the_image_file_source_is_
         return "/opt/kafka/LICENSE" in text and str(files) in text
 
     kubeobj.wait("KafkaConnector", "my-source-connector", refused, "refused, naming the allowed directory")
-    assert "my-source-connector" not in httpx.get(f"{connect}/connectors").json()
+    assert "my-source-connector" not in rest.get(f"{connect}/connectors").json()
     kubeobj.delete("KafkaConnector", "my-source-connector")
-    wait_for(
-        lambda: "my-source-connector" not in httpx.get(f"{connect}/connectors").json(), 60, "the connector deleted"
-    )
+    wait_for(lambda: "my-source-connector" not in rest.get(f"{connect}/connectors").json(), 60, "the connector deleted")
 
 
-def test_restart_annotation_table_on_a_kafka_connector(kubeobj: Kube, connect: str, tmp_path: Path) -> None:
+def test_workers_refuse_a_caller_without_the_operators_certificate_at_tls_while_the_operator_runs_connectors(
+    kubeobj: Kube, connect: str, rest: httpx.Client, operator_process: OperatorProcess, tmp_path: Path
+) -> None:
+    # status.url is https, and only the operator (and the group's own workers) may call it.
+    assert connect.startswith("https://127.0.0.1:")
+    name = unique("mtls")
+    counting_connector(kubeobj, name, tmp_path / "starts")
+    group = operator_process.state_dir / "workers" / kubeobj.ns / "KafkaConnect" / CONNECT / "rest-tls"
+    # A caller that trusts the group's CA but has no certificate is refused in the handshake, as is one whose
+    # certificate another CA signed (e.g. another group's), and plain http gets no Connect answer either.
+    # Over TLS 1.2 the server checks the client's certificate inside the handshake, which fails (the client's
+    # connect raises an SSL error); over TLS 1.3 it does so after the client's side finished, and the connection
+    # closes without an HTTP answer.
+    stranger = ca.issue(ca.new_ca("not the operator"), "sparklink-operator", client=True)
+    stranger_pem = tmp_path / "stranger.pem"
+    ca.write_private(stranger_pem, stranger.key_pem + stranger.cert_pem)
+    for cert in (None, stranger_pem):
+        for version in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+            context = ssl.create_default_context(cafile=str(group / "ca.crt"))
+            context.maximum_version = version
+            if cert is not None:
+                context.load_cert_chain(str(cert))
+            with httpx.Client(verify=context, timeout=10) as client, pytest.raises(httpx.TransportError) as refused:
+                client.get(f"{connect}/connectors")
+            if version is ssl.TLSVersion.TLSv1_2:  # refused while connecting: the TLS handshake failed
+                assert isinstance(refused.value, httpx.ConnectError) and "[SSL:" in str(refused.value), refused.value
+    with pytest.raises(httpx.TransportError):
+        httpx.get(connect.replace("https://", "http://") + "/connectors", timeout=10)
+    # Meanwhile the operator, with its certificate, drives the connector to RUNNING through the same workers.
+    kubeobj.wait("KafkaConnector", name, running, "RUNNING")
+    assert connect_status(rest, connect, name)["connector"]["state"] == "RUNNING"
+    kubeobj.delete("KafkaConnector", name)
+    wait_for(lambda: name not in rest.get(f"{connect}/connectors").json(), 60, "the connector deleted")
+
+
+def test_restart_annotation_table_on_a_kafka_connector(
+    kubeobj: Kube, connect: str, tmp_path: Path, rest: httpx.Client
+) -> None:
     name = unique("restart")
     counts = tmp_path / "starts"
     counting_connector(kubeobj, name, counts)
@@ -150,7 +194,7 @@ def test_restart_annotation_table_on_a_kafka_connector(kubeobj: Kube, connect: s
     wait_for(lambda: starts() == (1, 1), 60, "the first connector and task start")
 
     def settled(expect: tuple[int, int]) -> bool:
-        s = connect_status(connect, name)
+        s = connect_status(rest, connect, name)
         healthy = s["connector"]["state"] == "RUNNING" and [t["state"] for t in s["tasks"]] == ["RUNNING"]
         return healthy and starts() == expect
 
@@ -226,7 +270,7 @@ def test_restart_task_annotation_and_a_non_numeric_value_is_a_warning(
 
 
 def test_state_transitions_including_failed_to_stopped_and_failed_to_paused(
-    kubeobj: Kube, connect: str, tmp_path: Path
+    kubeobj: Kube, connect: str, tmp_path: Path, rest: httpx.Client
 ) -> None:
     name = unique("state")
     counting_connector(kubeobj, name, tmp_path / "starts", state="stopped")
@@ -235,7 +279,7 @@ def test_state_transitions_including_failed_to_stopped_and_failed_to_paused(
     for target, state in (("running", "RUNNING"), ("paused", "PAUSED"), ("stopped", "STOPPED"), ("paused", "PAUSED")):
         kubeobj.spec("KafkaConnector", name, state=target)
         kubeobj.wait("KafkaConnector", name, lambda o, s=state: connector_state(o) == s and is_ready(o), state)  # type: ignore[misc]
-        assert connect_status(connect, name)["connector"]["state"] == state
+        assert connect_status(rest, connect, name)["connector"]["state"] == state
 
     failing = unique("failing")
     counting_connector(kubeobj, failing, tmp_path / "failing", config={"test.fail.starts": 1})
@@ -249,7 +293,7 @@ def test_state_transitions_including_failed_to_stopped_and_failed_to_paused(
         lambda o: any(c.get("message") == refused for c in conditions(o, "NotReady")),
         "refusal",
     )
-    assert connect_status(connect, failing)["connector"]["state"] == "FAILED"
+    assert connect_status(rest, connect, failing)["connector"]["state"] == "FAILED"
     kubeobj.spec("KafkaConnector", failing, state="stopped")
     kubeobj.wait(
         "KafkaConnector", failing, lambda o: connector_state(o) == "STOPPED" and is_ready(o), "FAILED -> STOPPED"
@@ -324,7 +368,12 @@ def test_auto_restart_schedule_max_restarts_config_change_and_reset(
 
 
 def test_offsets_list_alter_reset_for_a_source_and_a_sink_with_every_bad_input_harmless(
-    kubeobj: Kube, connect: str, kafka: KafkaCluster, operator_process: OperatorProcess, tmp_path: Path
+    kubeobj: Kube,
+    connect: str,
+    kafka: KafkaCluster,
+    operator_process: OperatorProcess,
+    tmp_path: Path,
+    rest: httpx.Client,
 ) -> None:
     name = unique("offsets")
     topic = f"{name}-out"
@@ -343,7 +392,7 @@ def test_offsets_list_alter_reset_for_a_source_and_a_sink_with_every_bad_input_h
     )
 
     def offsets() -> Any:
-        return httpx.get(f"{connect}/connectors/{name}/offsets", timeout=30).json()
+        return rest.get(f"{connect}/connectors/{name}/offsets", timeout=30).json()
 
     wait_for(lambda: offsets()["offsets"], 180, "the connector to write its first records and offsets")
 
@@ -353,7 +402,7 @@ def test_offsets_list_alter_reset_for_a_source_and_a_sink_with_every_bad_input_h
         kubeobj.annotate("KafkaConnector", name, **{OFFSETS: value})
         obj = kubeobj.wait("KafkaConnector", name, lambda o: warning_with(o, message), f"the warning for {value!r}")
         assert obj["metadata"]["annotations"][OFFSETS] == value, "the annotation stays"
-        assert connector_state(obj) == state and connect_status(connect, name)["connector"]["state"] == state
+        assert connector_state(obj) == state and connect_status(rest, connect, name)["connector"]["state"] == state
         if stored is not None:
             assert offsets() == stored, "stored offsets untouched"
         after = kubeobj.config_map(f"{name}-wanted")
@@ -470,14 +519,16 @@ def test_offsets_list_alter_reset_for_a_source_and_a_sink_with_every_bad_input_h
     )
     kubeobj.annotate("KafkaConnector", sink, **{OFFSETS: "alter"})
     kubeobj.wait("KafkaConnector", sink, lambda o: OFFSETS not in o["metadata"].get("annotations", {}), "sink alter")
-    assert httpx.get(f"{connect}/connectors/{sink}/offsets").json() == altered
+    assert rest.get(f"{connect}/connectors/{sink}/offsets").json() == altered
     kubeobj.annotate("KafkaConnector", sink, **{OFFSETS: "reset"})
     kubeobj.wait("KafkaConnector", sink, lambda o: OFFSETS not in o["metadata"].get("annotations", {}), "sink reset")
-    assert httpx.get(f"{connect}/connectors/{sink}/offsets").json() == {"offsets": []}
+    assert rest.get(f"{connect}/connectors/{sink}/offsets").json() == {"offsets": []}
     kubeobj.delete("KafkaConnector", sink)
 
 
-def test_more_replicas_than_one_run_one_group_of_workers_that_share_the_tasks(kubeobj: Kube, connect: str) -> None:
+def test_more_replicas_than_one_run_one_group_of_workers_that_share_the_tasks(
+    kubeobj: Kube, connect: str, rest: httpx.Client
+) -> None:
     def scaled_to(replicas: int) -> Any:
         return lambda o: (
             is_ready(o)
@@ -501,7 +552,7 @@ def test_more_replicas_than_one_run_one_group_of_workers_that_share_the_tasks(ku
 
     def owners() -> set[str] | None:
         try:
-            body = connect_status(connect, name)
+            body = connect_status(rest, connect, name)
         except httpx.HTTPError:
             return None
         states = {body["connector"]["state"], *(t["state"] for t in body["tasks"])}
@@ -510,13 +561,13 @@ def test_more_replicas_than_one_run_one_group_of_workers_that_share_the_tasks(ku
     # One group: the tasks of one connector run on both workers.
     assert len(wait_for(lambda: (o := owners()) and len(o) == 2 and o, 300, "tasks on both workers")) == 2
     kubeobj.delete("KafkaConnector", name)
-    wait_for(lambda: httpx.get(f"{connect}/connectors/{name}", timeout=30).status_code == 404, 120, "deleted")
+    wait_for(lambda: rest.get(f"{connect}/connectors/{name}", timeout=30).status_code == 404, 120, "deleted")
     kubeobj.spec("KafkaConnect", CONNECT, replicas=1)
     kubeobj.wait("KafkaConnect", CONNECT, scaled_to(1), "back to one worker", timeout=300)
 
 
 def test_the_operator_adds_nothing_strimzi_would_not(
-    kubeobj: Kube, connect: str, operator_process: OperatorProcess, tmp_path: Path
+    kubeobj: Kube, connect: str, operator_process: OperatorProcess, tmp_path: Path, rest: httpx.Client
 ) -> None:
     name = unique("plain")
     counting_connector(kubeobj, name, tmp_path / "starts")
@@ -531,7 +582,7 @@ def test_the_operator_adds_nothing_strimzi_would_not(
     for kind in ("KafkaConnect", "KafkaConnector"):
         assert f'strimzi_reconciliations_total{{kind="{kind}",namespace="{kubeobj.ns}",selector=""}}' in metrics
     kubeobj.delete("KafkaConnector", name)
-    wait_for(lambda: name not in httpx.get(f"{connect}/connectors").json(), 60, "the connector deleted from Connect")
+    wait_for(lambda: name not in rest.get(f"{connect}/connectors").json(), 60, "the connector deleted from Connect")
 
 
 def test_kill_9_mid_reconcile_loses_no_annotation_and_keeps_auto_restart_counts(

@@ -18,6 +18,7 @@ from kubernetes.client.exceptions import ApiException
 
 from sparklink.operator.hosting.kafka_kubernetes import PODSET_GROUP, PODSET_VERSION, PODSETS, KubernetesKafkaHost
 from sparklink.operator.hosting.kubernetes import KubernetesWorkerHost
+from sparklink.operator.hosting.rest_tls import OperatorIdentity
 from sparklink.operator.kube.store import KubeStore
 from sparklink.operator.model import kafka, workers
 from sparklink.operator.model.resources import Resource
@@ -40,14 +41,28 @@ def gone(*reads: Any) -> bool:
     return True
 
 
-def test_deployment_service_and_config_map_validate_and_are_owned(kube_api: k8s.ApiClient, kubeobj: Kube) -> None:
+def test_deployment_service_and_config_map_validate_and_are_owned(
+    kube_api: k8s.ApiClient, kubeobj: Kube, tmp_path: Path
+) -> None:
     body = kafka_connect_body("objects", "my-cluster-kafka-bootstrap:9092")
     body["spec"]["resources"] = {"requests": {"cpu": "250m"}, "limits": {"memory": "2Gi"}}
     created = kubeobj.create(body)
     owner = Resource.from_json(created)
-    runtime = KubernetesWorkerHost(kube_api, image="example.org/sparklink:test", operator_namespace=kubeobj.ns)
+    identity = OperatorIdentity(tmp_path / "rest-client")
+    runtime = KubernetesWorkerHost(
+        kube_api, image="example.org/sparklink:test", operator_namespace=kubeobj.ns, identity=identity
+    )
     state = runtime.ensure(owner, workers.from_resource(owner))
-    assert state.url == f"http://objects-connect-api.{kubeobj.ns}.svc:8083" and not state.ready
+    assert state.url == f"https://objects-connect-api.{kubeobj.ns}.svc:8083" and not state.ready
+    # The group's REST certificates: the pods' Secret (key store, trust store of the operator's CA and the group's)
+    # and the CA's, which holds the CA key and which no pod mounts; both owned, read back as they were.
+    certs = k8s.CoreV1Api(kube_api).read_namespaced_secret("objects-connect-rest-certs", kubeobj.ns)
+    ca_secret = k8s.CoreV1Api(kube_api).read_namespaced_secret("objects-connect-rest-ca", kubeobj.ns)
+    assert set(certs.data) == {"ca.crt", "tls.crt", "keystore.pem", "trusted.crt"}
+    assert set(ca_secret.data) == {"ca.crt", "ca.key"} and state.ca_pem == base64.b64decode(certs.data["ca.crt"])
+    assert identity.ca_pem in base64.b64decode(certs.data["trusted.crt"])
+    assert certs.metadata.owner_references[0].uid == ca_secret.metadata.owner_references[0].uid == owner.uid
+    assert runtime.ensure(owner, workers.from_resource(owner)).ca_pem == state.ca_pem  # kept, not made again
 
     apps, core = k8s.AppsV1Api(kube_api), k8s.CoreV1Api(kube_api)
     deployment = apps.read_namespaced_deployment("objects-connect", kubeobj.ns)
@@ -118,7 +133,7 @@ def test_deployment_service_and_config_map_validate_and_are_owned(kube_api: k8s.
 
 
 def test_a_group_with_credentials_gets_a_role_for_exactly_its_secrets_and_loses_it_without(
-    kube_api: k8s.ApiClient, kubeobj: Kube
+    kube_api: k8s.ApiClient, kubeobj: Kube, tmp_path: Path
 ) -> None:
     core, rbac = k8s.CoreV1Api(kube_api), k8s.RbacAuthorizationV1Api(kube_api)
     core.create_namespaced_secret(
@@ -135,7 +150,9 @@ def test_a_group_with_credentials_gets_a_role_for_exactly_its_secrets_and_loses_
     assert settings.client_auth is not None
     store = KubeStore(kube_api)
     material = settings.client_auth.resolve(lambda name: store.secret_data(kubeobj.ns, name), kubeobj.ns)
-    runtime = KubernetesWorkerHost(kube_api, operator_namespace="operators")
+    runtime = KubernetesWorkerHost(
+        kube_api, operator_namespace="operators", identity=OperatorIdentity(tmp_path / "rest-client")
+    )
     runtime.ensure(owner, dataclasses.replace(settings, material=material))
 
     role = rbac.read_namespaced_role("creds-connect", kubeobj.ns)

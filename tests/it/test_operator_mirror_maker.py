@@ -76,15 +76,22 @@ def mirror(
     kubeobj.delete("KafkaMirrorMaker2", MM2)
 
 
+@pytest.fixture(scope="module")
+def rest(mirror: str, operator_process: OperatorProcess) -> Iterator[httpx.Client]:
+    """A client for the group's https REST API with the operator's client certificate (status.url is https)."""
+    with operator_process.rest("KafkaMirrorMaker2", MM2) as client:
+        yield client
+
+
 def test_the_example_reaches_ready_with_both_connectors_running(
-    kubeobj: Kube, mirror: str, target_kafka: KafkaCluster, topic: str
+    kubeobj: Kube, mirror: str, target_kafka: KafkaCluster, topic: str, rest: httpx.Client
 ) -> None:
     obj = kubeobj.get("KafkaMirrorMaker2", MM2)
     names = [c["name"] for c in obj["status"]["connectors"]]
     assert names == sorted([SOURCE, CHECKPOINT])
     assert all(c["connector"]["state"] == "RUNNING" for c in obj["status"]["connectors"])
     assert obj["status"]["url"] == mirror and obj["status"]["replicas"] == 1
-    assert sorted(httpx.get(f"{mirror}/connectors").json()) == sorted([SOURCE, CHECKPOINT])
+    assert sorted(rest.get(f"{mirror}/connectors").json()) == sorted([SOURCE, CHECKPOINT])
 
 
 def _restarts(proc: OperatorProcess) -> list[tuple[str, str, str]]:
@@ -155,11 +162,11 @@ def _set_source_state(kubeobj: Kube, state: str) -> None:
     kubeobj.spec("KafkaMirrorMaker2", MM2, mirrors=mirrors)
 
 
-def test_mirror_source_offsets_through_config_maps(kubeobj: Kube, mirror: str, topic: str) -> None:
+def test_mirror_source_offsets_through_config_maps(kubeobj: Kube, mirror: str, topic: str, rest: httpx.Client) -> None:
     key = "cluster-a--cluster-b.MirrorSourceConnector.json"
 
     def offsets() -> Any:
-        return httpx.get(f"{mirror}/connectors/{SOURCE}/offsets", timeout=30).json()
+        return rest.get(f"{mirror}/connectors/{SOURCE}/offsets", timeout=30).json()
 
     wait_for(lambda: offsets()["offsets"], 120, "the source connector to record offsets")
     kubeobj.annotate("KafkaMirrorMaker2", MM2, **{OFFSETS: "list"})

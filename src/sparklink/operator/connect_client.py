@@ -10,6 +10,7 @@ worker sent one. Called by the reconcilers in `sparklink.operator.reconcile`.
 from __future__ import annotations
 
 import json
+import ssl
 import time
 from collections.abc import Mapping
 from typing import Any, Literal, TypedDict, cast
@@ -53,11 +54,22 @@ class ConnectRestError(Exception):
 
 
 class ConnectClient:
-    """One Connect worker group's REST API at `base_url` (e.g. http://127.0.0.1:8083)."""
+    """One Connect worker group's REST API at `base_url` (e.g. https://127.0.0.1:8083).
 
-    def __init__(self, base_url: str, timeout: float = 30.0, transport: httpx.BaseTransport | None = None) -> None:
+    `verify` is the TLS context of an https group (the operator's client certificate and the group's CA,
+    from `hosting.rest_tls`); without one, https URLs are checked against the system's CAs."""
+
+    def __init__(
+        self,
+        base_url: str,
+        timeout: float = 30.0,
+        transport: httpx.BaseTransport | None = None,
+        verify: ssl.SSLContext | None = None,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
-        self._http = httpx.Client(base_url=self.base_url, timeout=timeout, transport=transport)
+        self._http = httpx.Client(
+            base_url=self.base_url, timeout=timeout, transport=transport, verify=verify if verify is not None else True
+        )
 
     def close(self) -> None:
         self._http.close()

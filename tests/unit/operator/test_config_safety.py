@@ -136,12 +136,12 @@ def test_a_refused_resource_leaves_its_running_workers_as_they_are_and_says_why(
     key = store.put(raw).key
     host = ScriptedHost(HostState("http://127.0.0.1:8083", True, 1))
 
-    def no_rest(url: str) -> Any:
+    def no_rest(url: str, ca_pem: bytes | None) -> Any:
         raise AssertionError(f"a refused resource must change nothing through Connect ({url})")
 
     deps = Deps(store, host, FixedClock(), BackOff(timedelta(seconds=1)), OperatorMetrics(), connect=no_rest)
     if raw["kind"] == "KafkaConnect":
-        deps.connect = lambda url: _Listing(url)  # type: ignore[assignment,return-value]
+        deps.connect = lambda url, ca_pem: _Listing(url)  # type: ignore[assignment,return-value]
     result = reconcile(deps, key)
     status = store.resources[key].status
     assert host.ensured == [] and not result.failed

@@ -79,8 +79,8 @@ def test_the_pods_run_restricted_non_root_on_a_read_only_root_filesystem() -> No
     }
     # What the worker writes goes to emptyDirs: the copy of its properties and Spark's files, and its state.
     mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
-    assert set(mounts) == {"/opt/sparklink/config", "/var/lib/sparklink", "/tmp"}
-    assert mounts["/opt/sparklink/config"]["readOnly"] is True
+    assert set(mounts) == {"/opt/sparklink/config", "/var/lib/sparklink", "/tmp", "/opt/sparklink/rest-tls"}
+    assert mounts["/opt/sparklink/config"]["readOnly"] is True and mounts["/opt/sparklink/rest-tls"]["readOnly"] is True
     volumes = {v["name"]: v for v in pod["volumes"]}
     assert volumes["state"] == {"name": "state", "emptyDir": {}} and volumes["tmp"] == {"name": "tmp", "emptyDir": {}}
     assert "sparklink.state.dir=/var/lib/sparklink" in objects()["ConfigMap"]["data"][CONFIG_FILE].splitlines()
@@ -97,10 +97,10 @@ def test_spec_resources_reach_the_container_as_written() -> None:
 def test_the_rest_listener_binds_the_pods_own_address_not_every_interface() -> None:
     rendered = objects()
     properties = javaproperties.loads(rendered["ConfigMap"]["data"][CONFIG_FILE])
-    assert "rest.host.name" not in properties and properties["rest.port"] == "8083"
+    assert "rest.host.name" not in properties and "listeners" not in properties  # the pod's IP is added at start
     (container,) = pod_spec(rendered)["containers"]
     script = container["command"][-1]
-    assert 'echo "rest.host.name=$POD_IP"' in script and "0.0.0.0" not in script
+    assert 'echo "listeners=https://$POD_IP:8083"' in script and "0.0.0.0" not in script
     assert {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}} in container["env"]
 
 

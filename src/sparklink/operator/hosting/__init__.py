@@ -7,7 +7,7 @@ runs them from. The reconcilers see only the `WorkerHost` protocol.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from sparklink.operator.model.resources import Key, Resource
@@ -25,6 +25,9 @@ class HostState:
     # A local group's credentials directory that its connectors' config may name (the first worker's;
     # every worker may read it); None in pods, whose connectors name Secrets instead.
     credentials: str | None = None
+    # The CA of the group's worker certificates (PEM): the operator reaches the group over https, presenting
+    # its client certificate and accepting only a worker certificate from this CA (`hosting.rest_tls`).
+    ca_pem: bytes | None = field(default=None, repr=False)
 
 
 class WorkerHost(Protocol):

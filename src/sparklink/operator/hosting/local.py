@@ -12,7 +12,10 @@ Workers live in their own sessions, so they outlive an operator that crashes, as
 Strimzi operator; the next operator adopts a live worker whose settings still match instead of starting
 a second one on the same group. A settings change restarts the workers on the same ports. Workers stop
 when their resource is deleted and when the operator stops. The group's REST URL is the first worker's
-(any worker answers, and forwards to the leader what needs it).
+(any worker answers, and forwards to the leader what needs it). It is https on 127.0.0.1 with client
+certificates required (`model.rest_tls`): the group's CA and worker certificate are in `rest-tls/` (0700,
+files 0600, kept across restarts; a renewed certificate changes the fingerprint, so the workers restart
+with it), and the operator's client identity in `<state dir>/rest-client/`.
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from sparklink.clients.settings import properties_text
-from sparklink.operator.connect_client import ConnectClient
-from sparklink.operator.hosting import HostState
+from sparklink.operator.hosting import HostState, rest_tls
+from sparklink.operator.model import rest_tls as rest_listener
 from sparklink.operator.model import worker_security
 from sparklink.operator.model.resources import Key, Resource
 from sparklink.operator.model.workers import FILE_ALLOWED_PATHS, WorkerSettings
@@ -47,9 +50,16 @@ class WorkerRecord:
 
 class LocalWorkerHost:
     def __init__(
-        self, state_dir: Path, host: str = "127.0.0.1", log_level: str = "INFO", plugin_path: str = ""
+        self,
+        state_dir: Path,
+        host: str = "127.0.0.1",
+        log_level: str = "INFO",
+        plugin_path: str = "",
+        identity: rest_tls.OperatorIdentity | None = None,
     ) -> None:
         self.state_dir = Path(state_dir)
+        # The operator's client certificate, which the workers trust (kept beside the groups' state).
+        self.identity = identity or rest_tls.OperatorIdentity(self.state_dir / rest_tls.CLIENT_DIR)
         self.host = host
         self.log_level = log_level
         self.plugin_path = plugin_path
@@ -74,13 +84,15 @@ class LocalWorkerHost:
                         self._stop(key, replica, record, f"spec.replicas is {settings.replicas}")
             if settings.replicas == 0:
                 return HostState(None, False, 0, "spec.replicas is 0")
-            started = [self._ensure_one(key, replica, owner, settings) for replica in range(settings.replicas)]
-        url = f"http://{self.host}:{started[0][0].port}"
-        with ConnectClient(url, timeout=5) as client:
+            tls = self._rest_tls(key)
+            started = [self._ensure_one(key, replica, owner, settings, tls) for replica in range(settings.replicas)]
+        url = f"https://{self.host}:{started[0][0].port}"
+        ca_pem = tls[rest_listener.CA_CERT]
+        with self.identity.connect(url, ca_pem, timeout=5) as client:
             ready = client.alive()
         detail = next((d for _, d in started if d), None)
         waiting = None if ready else detail or f"the worker at {url} is starting"
-        return HostState(url, ready, settings.replicas, waiting, str(self.dir_for(key) / "credentials"))
+        return HostState(url, ready, settings.replicas, waiting, str(self.dir_for(key) / "credentials"), ca_pem)
 
     def state(self, key: Key) -> HostState | None:
         record = self._record(key, 0)
@@ -91,10 +103,14 @@ class LocalWorkerHost:
             for replica in self._replicas_on_disk(key)
             if (r := self._record(key, replica)) is not None and self._running(key, replica, r)
         )
-        url = f"http://{self.host}:{record.port}"
-        with ConnectClient(url, timeout=5) as client:
+        url = f"https://{self.host}:{record.port}"
+        material = rest_tls.read_group_dir(self._tls_dir(key)) or {}
+        ca_pem = material.get(rest_listener.CA_CERT)
+        if ca_pem is None:  # a worker from before https: the next ensure restarts it with a certificate
+            return HostState(None, False, live, "the worker has no REST certificate yet")
+        with self.identity.connect(url, ca_pem, timeout=5) as client:
             ready = client.alive()
-        return HostState(url, ready, live, None if ready else f"the worker at {url} is starting")
+        return HostState(url, ready, live, None if ready else f"the worker at {url} is starting", ca_pem=ca_pem)
 
     def remove(self, key: Key) -> None:
         with self._lock:
@@ -106,6 +122,7 @@ class LocalWorkerHost:
                 # their logs and properties stay for whoever wants to know what happened.
                 shutil.rmtree(self._dir(key, replica) / "state", ignore_errors=True)
                 shutil.rmtree(self._dir(key, replica) / "credentials", ignore_errors=True)
+            shutil.rmtree(self._tls_dir(key), ignore_errors=True)
             self._known.discard(key)
 
     def close(self) -> None:
@@ -120,8 +137,21 @@ class LocalWorkerHost:
 
     # -- internals -------------------------------------------------------------------------------------
 
+    def _tls_dir(self, key: Key) -> Path:
+        """The group's REST certificates (0700, files 0600), shared by its workers, kept across restarts."""
+        return self.dir_for(key) / "rest-tls"
+
+    def _rest_tls(self, key: Key) -> dict[str, bytes]:
+        """The group's CA and worker certificate, made the first time and kept while they serve."""
+        directory = self._tls_dir(key)
+        material = rest_tls.group_material(
+            key, rest_listener.LOCAL_HOSTS, self.identity.ca_pem, rest_tls.read_group_dir(directory)
+        )
+        rest_tls.write_group_dir(directory, material)
+        return material
+
     def _ensure_one(
-        self, key: Key, replica: int, owner: Resource, settings: WorkerSettings
+        self, key: Key, replica: int, owner: Resource, settings: WorkerSettings, tls: dict[str, bytes]
     ) -> tuple[WorkerRecord, str | None]:
         """Keep, adopt, restart or start worker `replica`: its record, and why it was not simply running."""
         record = self._record(key, replica)
@@ -130,7 +160,8 @@ class LocalWorkerHost:
             # A resource of the same name was deleted and created again while we were away.
             self._stop(key, replica, record, "the resource was re-created")
             record = None
-        if record is not None and self._running(key, replica, record) and record.fingerprint != settings.fingerprint():
+        fingerprint = _fingerprint(settings, tls)
+        if record is not None and self._running(key, replica, record) and record.fingerprint != fingerprint:
             self._stop(key, replica, record, "its settings changed")
             record = WorkerRecord(0, record.port, record.fingerprint, record.uid)
         if record is None or not self._running(key, replica, record):
@@ -138,11 +169,11 @@ class LocalWorkerHost:
                 tail = process.tail(self._log(key, replica), 15)
                 detail = f"the worker (pid {record.pid}) had exited; last log lines:\n{tail}"
                 log.warning("%s: worker %d (pid %d) exited, starting a new one", key, replica, record.pid)
-            record = self._start(key, replica, owner, settings, record.port if record else None)
+            record = self._start(key, replica, owner, settings, fingerprint, record.port if record else None)
         return record, detail
 
     def _start(
-        self, key: Key, replica: int, owner: Resource, settings: WorkerSettings, port: int | None
+        self, key: Key, replica: int, owner: Resource, settings: WorkerSettings, fingerprint: str, port: int | None
     ) -> WorkerRecord:
         base = self._dir(key, replica)
         base.mkdir(parents=True, exist_ok=True)
@@ -155,8 +186,8 @@ class LocalWorkerHost:
             **settings.properties(),
             **self._credentials(base, self.dir_for(key) / "credentials", settings),
             FILE_ALLOWED_PATHS: str(files),
-            "rest.host.name": self.host,
-            "rest.port": str(port),
+            # https only, client certificates required: the operator's and the group's own (model.rest_tls)
+            **rest_listener.listener_settings(self.host, port, str(self._tls_dir(key))),
             "sparklink.state.dir": str(base / "state"),
             **({"plugin.path": self.plugin_path} if self.plugin_path else {}),
         }
@@ -165,7 +196,7 @@ class LocalWorkerHost:
         properties.write_text(properties_text(props))
         cmd = [sys.executable, "-m", "sparklink.cli.main", "worker", str(properties), "--log-level", self.log_level]
         pid = process.spawn(cmd, self._log(key, replica))
-        record = WorkerRecord(pid, port, settings.fingerprint(), owner.uid)
+        record = WorkerRecord(pid, port, fingerprint, owner.uid)
         (base / "worker.json").write_text(json.dumps(asdict(record)))
         log.info(
             "%s: started worker %d (pid %d) for group %s, REST on port %d", key, replica, pid, settings.group_id, port
@@ -225,3 +256,8 @@ class LocalWorkerHost:
 
     def _log(self, key: Key, replica: int) -> Path:
         return self._dir(key, replica) / "worker.log"
+
+
+def _fingerprint(settings: WorkerSettings, tls: dict[str, bytes]) -> str:
+    """The settings' fingerprint and the REST certificates': a renewed certificate restarts the workers."""
+    return f"{settings.fingerprint()}-{rest_tls.digest(tls)}"

@@ -25,6 +25,8 @@ from sparklink.operator.clock import Clock, SystemClock
 from sparklink.operator.hosting import WorkerHost
 from sparklink.operator.hosting.kafka import KafkaHost
 from sparklink.operator.hosting.local import LocalWorkerHost
+from sparklink.operator.hosting.rest_tls import CLIENT_DIR as REST_CLIENT_DIR
+from sparklink.operator.hosting.rest_tls import OperatorIdentity
 from sparklink.operator.kube import caches, watch
 from sparklink.operator.kube.queue import WorkQueue
 from sparklink.operator.kube.store import KubeStore, api_client
@@ -98,12 +100,17 @@ class Operator:
         self.api = api_client(config.kubeconfig)
         self.store = KubeStore(self.api)
         self.metrics = OperatorMetrics()
+        # The client certificate the operator presents to its workers, which trust it (hosting.rest_tls).
+        self.identity = OperatorIdentity(config.state_dir / REST_CLIENT_DIR)
         if runtime is None and config.runtime == "kubernetes":
             from sparklink.operator.hosting.kubernetes import KubernetesWorkerHost
 
-            runtime = KubernetesWorkerHost(self.api, config.image)
+            runtime = KubernetesWorkerHost(self.api, config.image, identity=self.identity)
         self.runtime = runtime or LocalWorkerHost(
-            config.state_dir, log_level=config.worker_log_level, plugin_path=config.plugin_path
+            config.state_dir,
+            log_level=config.worker_log_level,
+            plugin_path=config.plugin_path,
+            identity=self.identity,
         )
         self.kafka = kafka_runtime or self._kafka_runtime()
         self.deps = Deps(
@@ -113,6 +120,7 @@ class Operator:
             BackOff(config.minute),
             self.metrics,
             kafka=self.kafka,
+            connect=getattr(self.runtime, "identity", self.identity).connect,
             resolve_bootstrap=config.runtime == "local",
         )
         self.queue = WorkQueue()

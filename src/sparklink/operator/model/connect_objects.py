@@ -14,7 +14,11 @@ security provider):
   through `${strimzisecrets:...}` placeholders (credentials never sit in the ConfigMap);
 - a restricted securityContext (non-root, no privilege escalation, no capabilities, RuntimeDefault
   seccomp, read-only root filesystem with emptyDirs for /tmp and the worker's state), `spec.resources`
-  passed through, and the REST listener bound to the pod's own IP rather than every interface.
+  passed through, and the REST listener bound to the pod's own IP rather than every interface;
+- the REST listener on https with client certificates required (`model.rest_tls`): the group's worker
+  certificate and trust store come from the Secret `<name>-connect-rest-certs` (mounted read-only, mode
+  0440: the pods run in its fsGroup), which the host fills; the CA key sits in its sibling `-rest-ca`,
+  which no pod mounts. The probes open a TCP connection (an HTTP probe has no client certificate).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import shlex
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sparklink.operator.model import worker_security
+from sparklink.operator.model import rest_tls, worker_security
 from sparklink.operator.model.resources import KAFKA_CONNECT, Key, Resource
 from sparklink.operator.model.workers import WorkerSettings
 
@@ -31,9 +35,11 @@ REST_PORT = 8083
 CONFIG_FILE = "kafka-connect.properties"
 CONFIG_DIR = "/opt/sparklink/config"
 STATE_DIR = "/var/lib/sparklink"
+REST_TLS_DIR = "/opt/sparklink/rest-tls"
 TMP_DIR = "/tmp"
 OPERATOR_KIND = "cluster-operator"  # Strimzi's `strimzi.io/kind` label on the operator's pods
 WORKER_SETTINGS_ANNOTATION = "sparklink.io/worker-settings"
+REST_TLS_ANNOTATION = "sparklink.io/rest-certificates"
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
 # Non-root user and group of the image's `sparklink` account (any non-zero id works: the root filesystem is
 # read-only, and what the worker writes goes to the emptyDirs, which the pod's fsGroup may write).
@@ -42,6 +48,21 @@ RUN_AS = 1001
 
 def component(key: Key) -> str:
     return f"{key.name}-connect" if key.kind == KAFKA_CONNECT else f"{key.name}-mirrormaker2"
+
+
+def rest_certs_secret(key: Key) -> str:
+    """The Secret the pods mount their REST certificate and trust store from."""
+    return f"{component(key)}-rest-certs"
+
+
+def rest_ca_secret(key: Key) -> str:
+    """The Secret with the group's REST CA key (the operator's alone: no pod mounts it)."""
+    return f"{component(key)}-rest-ca"
+
+
+def rest_hosts(key: Key) -> tuple[str, ...]:
+    """The names the operator reaches the group's REST Service by (its worker certificate's SANs)."""
+    return rest_tls.kubernetes_hosts(f"{component(key)}-api", key.namespace)
 
 
 def labels(owner: Resource) -> dict[str, str]:
@@ -83,6 +104,7 @@ def desired_objects(
     image: str,
     properties_text: PropertiesText,
     operator_namespace: str | None = None,
+    rest_tls_digest: str = "",
 ) -> dict[str, dict[str, Any]]:
     """Every object of the group by kind, in the order they are applied (the pods' account before them).
 
@@ -91,8 +113,11 @@ def desired_objects(
     name = component(owner.key)
     meta = {"labels": labels(owner), "ownerReferences": [owner.owner_reference(controller=True)]}
     security = worker_security.kubernetes_settings(settings, owner.namespace)
-    # The listener's host is the pod's IP, added at start (`_start`): not in the shared ConfigMap.
-    properties = {**settings.properties(), **security, "rest.port": str(REST_PORT), "sparklink.state.dir": STATE_DIR}
+    # The listener's host is the pod's IP, added at start (`_start`): not in the shared ConfigMap; its TLS
+    # settings name the mounted files (`listeners` itself is written at start, with the IP).
+    listener = rest_tls.listener_settings("$POD_IP", REST_PORT, REST_TLS_DIR, check_peer_hostname=False)
+    listener.pop("listeners")
+    properties = {**settings.properties(), **security, **listener, "sparklink.state.dir": STATE_DIR}
     objects: dict[str, dict[str, Any]] = {
         "ServiceAccount": {
             "apiVersion": "v1",
@@ -132,7 +157,9 @@ def desired_objects(
         },
     }
     objects["NetworkPolicy"] = network_policy(owner, operator_namespace)
-    objects["Deployment"] = deployment(owner, settings, str(owner.spec.get("image") or image), bool(secrets))
+    objects["Deployment"] = deployment(
+        owner, settings, str(owner.spec.get("image") or image), bool(secrets), rest_tls_digest
+    )
     return objects
 
 
@@ -187,21 +214,27 @@ def container_security_context() -> dict[str, Any]:
     }
 
 
-def deployment(owner: Resource, settings: WorkerSettings, image: str, reads_secrets: bool) -> dict[str, Any]:
+def deployment(
+    owner: Resource, settings: WorkerSettings, image: str, reads_secrets: bool, rest_tls_digest: str = ""
+) -> dict[str, Any]:
     name = component(owner.key)
     fingerprint = {WORKER_SETTINGS_ANNOTATION: settings.fingerprint()}
+    if rest_tls_digest:  # a renewed REST certificate rolls the pods, which read it at start
+        fingerprint[REST_TLS_ANNOTATION] = rest_tls_digest
     container: dict[str, Any] = {
         "name": name,
         "image": image,
         **_start(),
         "ports": [{"name": "rest-api", "containerPort": REST_PORT, "protocol": "TCP"}],
-        "readinessProbe": {"httpGet": {"path": "/", "port": "rest-api"}, "periodSeconds": 10},
-        "livenessProbe": {"httpGet": {"path": "/", "port": "rest-api"}, "initialDelaySeconds": 60, "periodSeconds": 10},
+        # TCP probes: the listener asks every caller for a client certificate, which the kubelet has not.
+        "readinessProbe": {"tcpSocket": {"port": "rest-api"}, "periodSeconds": 10},
+        "livenessProbe": {"tcpSocket": {"port": "rest-api"}, "initialDelaySeconds": 60, "periodSeconds": 10},
         "securityContext": container_security_context(),
         "volumeMounts": [
             {"name": "config", "mountPath": CONFIG_DIR, "readOnly": True},
             {"name": "state", "mountPath": STATE_DIR},
             {"name": "tmp", "mountPath": TMP_DIR},
+            {"name": "rest-tls", "mountPath": REST_TLS_DIR, "readOnly": True},
         ],
     }
     resources = owner.spec.get("resources")
@@ -231,6 +264,10 @@ def deployment(owner: Resource, settings: WorkerSettings, image: str, reads_secr
                         {"name": "config", "configMap": {"name": f"{name}-config"}},
                         {"name": "state", "emptyDir": {}},
                         {"name": "tmp", "emptyDir": {}},
+                        {
+                            "name": "rest-tls",
+                            "secret": {"secretName": rest_certs_secret(owner.key), "defaultMode": 0o440},
+                        },
                     ],
                 },
             },
@@ -245,7 +282,8 @@ def _start() -> dict[str, Any]:
     local = f"{TMP_DIR}/{CONFIG_FILE}"
     script = (
         f"cp {shlex.quote(mounted)} {local}"
-        f' && echo "rest.host.name=$POD_IP" >> {local} && echo "rest.advertised.host.name=$POD_IP" >> {local}'
+        f' && echo "listeners=https://$POD_IP:{REST_PORT}" >> {local}'
+        f' && echo "rest.advertised.host.name=$POD_IP" >> {local}'
         f" && exec sparklink worker {local}"
     )
     return {

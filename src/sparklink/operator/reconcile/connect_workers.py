@@ -50,6 +50,7 @@ class ConnectWorkers:
     refused: bool = False  # the resource's settings were refused; what runs was left as it was
     settings: workers.WorkerSettings | None = None  # what the workers run with (None: invalid or refused)
     credentials: str | None = None  # a local group's shared credentials directory (see HostState)
+    ca_pem: bytes | None = None  # the CA of the group's REST certificates (see HostState)
 
     @property
     def rest_url(self) -> str | None:
@@ -81,7 +82,17 @@ def ensure(deps: Deps, resource: Resource, what: str) -> ConnectWorkers:
 
     def found(problem: Condition | None, retry: float | None, url: str | None) -> ConnectWorkers:
         return ConnectWorkers(
-            resolved, problem, retry, notes, url, state.replicas, selector, False, settings, state.credentials
+            resolved,
+            problem,
+            retry,
+            notes,
+            url,
+            state.replicas,
+            selector,
+            False,
+            settings,
+            state.credentials,
+            state.ca_pem,
         )
 
     if settings.replicas == 0:
@@ -127,7 +138,9 @@ def _refused(deps: Deps, resource: Resource, exc: config_safety.UnsafeConfig, wh
         return ConnectWorkers(
             resource, starting, STARTING_RECHECK_SECONDS, notes, state.url, state.replicas, selector, refused=True
         )
-    return ConnectWorkers(resource, None, None, notes, state.url, state.replicas, selector, refused=True)
+    return ConnectWorkers(
+        resource, None, None, notes, state.url, state.replicas, selector, refused=True, ca_pem=state.ca_pem
+    )
 
 
 def ignored_warnings(options: tuple[str, ...]) -> tuple[Condition, ...]:

@@ -53,6 +53,13 @@ def load_config_model() -> ConfigModel:
     return ConfigModel.from_json(kafka_config_model.load())
 
 
+def unsecured_client(url: str, ca_pem: bytes | None) -> ConnectClient:
+    """Without the operator's identity only groups without a CA (workers it did not start) can be reached."""
+    if ca_pem is not None:
+        raise ValueError(f"the workers at {url} ask for a client certificate: the operator's identity is needed")
+    return ConnectClient(url)
+
+
 @dataclass
 class Deps:
     store: Store
@@ -60,7 +67,8 @@ class Deps:
     clock: Clock
     backoff: BackOff
     metrics: OperatorMetrics
-    connect: Callable[[str], ConnectClient] = ConnectClient
+    # A group's REST client from its URL and CA (`hosting.rest_tls.OperatorIdentity.connect` in the operator).
+    connect: Callable[[str, bytes | None], ConnectClient] = unsecured_client
     kafka: KafkaHost | None = None  # runs Kafka clusters (None: this operator runs none)
     kafka_model: Callable[[], ConfigModel] = load_config_model
     # `<cluster>-kafka-bootstrap:<port>` -> the real address of a Kafka this operator runs locally

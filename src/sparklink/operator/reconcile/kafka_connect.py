@@ -37,7 +37,7 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
     plugins: list[ConnectorPlugin] | None = None
     if group.rest_url is not None:
         try:
-            with deps.connect(group.rest_url) as client:
+            with deps.connect(group.rest_url, group.ca_pem) as client:
                 if managed:
                     plugins = [ConnectorPlugin.from_json(p) for p in client.plugins()]
                     _delete_orphans(client, deps, key)

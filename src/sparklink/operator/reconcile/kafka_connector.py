@@ -64,7 +64,7 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
         requests=anno.kafka_connector_requests(resource.annotations),
         previous_auto_restart=AutoRestartStatus.from_json(resource.status.get("autoRestart")),
     )
-    with deps.connect(state.url) as client:
+    with deps.connect(state.url, state.ca_pem) as client:
         outcome = deps.connectors.reconcile(client, job)
     if outcome.actions:
         log.info("%s: %s", key, ", ".join(outcome.actions))

@@ -63,7 +63,7 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
         for s in map(AutoRestartStatus.from_json, owner.status.get("autoRestartStatuses") or [])
         if s is not None and s.connector_name
     }
-    with deps.connect(group.rest_url) as client:
+    with deps.connect(group.rest_url, group.ca_pem) as client:
         listing = _delete_undescribed(client, key, names)
         outcomes = [
             _reconcile_connector(deps, client, owner, connector, previous.get(connector.name)) for connector in desired

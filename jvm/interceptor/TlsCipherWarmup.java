@@ -45,7 +45,7 @@ public final class TlsCipherWarmup {
     }
 
     /** Wait up to {@code millis} for a started warm-up to finish; true once it has. */
-    public static boolean await(long millis) throws InterruptedException {
+    public static boolean finished(long millis) throws InterruptedException {
         Thread thread = running;
         if (thread == null) {
             return false;

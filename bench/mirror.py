@@ -207,9 +207,14 @@ def ceiling(source: KafkaCluster, records: int, work: Path) -> dict[str, float]:
             TOPIC,
             "--num-records",
             str(records),
+            # The tool gives up after 10 s without a record by default, too little on a loaded machine.
+            "--timeout",
+            "120000",
         ],
     )
-    header, values = [line for line in consumed.splitlines() if line.strip()][-2:]
+    lines = [line for line in consumed.splitlines() if line.strip()]
+    at = next(i for i, line in enumerate(lines) if "nMsg.sec" in line)
+    header, values = lines[at], lines[at + 1]
     row = dict(zip([h.strip() for h in header.split(",")], [v.strip() for v in values.split(",")], strict=False))
     return {
         "produce_records_per_s": float(rate.group(1)),

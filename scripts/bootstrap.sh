@@ -68,12 +68,12 @@ build_jar() {
 }
 
 # The producer interceptors that keep record timestamps, emit offset syncs and measure MirrorMaker 2's
-# metrics for MirrorMaker tasks, and the JMX reader /metrics uses (the Spark JVM's Kafka clients, memory,
-# threads and GC), compiled against the kafka-clients jar Spark's Kafka connector uses; the worker's
+# metrics for MirrorMaker tasks, the JMX reader /metrics uses (the Spark JVM's Kafka clients, memory,
+# threads and GC) and the TLS cipher warm-up of those clients, compiled against the kafka-clients jar Spark's Kafka connector uses; the worker's
 # SparkSession loads it.
 clients_jar=$(ls .cache/jars/spark-kafka/kafka-clients-*.jar | head -1)
 build_jar interceptor sparklink-mirror-interceptor.jar "$clients_jar" \
-  "the MirrorMaker producer interceptors (timestamps, offset syncs, metrics) and the JMX reader" jvm/interceptor/*.java
+  "the MirrorMaker producer interceptors (timestamps, offset syncs, metrics), the JMX reader and the TLS warm-up" jvm/interceptor/*.java
 
 # The file sink's line writer (a Spark batch writer), compiled against the installed PySpark's jars.
 pyspark_jars=$(.venv/bin/python -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')

@@ -8,6 +8,7 @@ listener anywhere), every client's settings from sparklink.clients:
   no record is lost;
 - MirrorMaker 2 from the SCRAM cluster to the mutual-TLS one: records, offset syncs, checkpoints, heartbeats
   and group offset sync;
+- the Spark JVM of a worker whose clients use TLS has its TLS record cipher warmed up, once;
 - bad credentials: the worker refuses to start, or a connector's task fails while a canary connector on the
   same worker runs on; either way the error names the listener's protocol and mechanism and the setting to fix,
   and the password is in neither the error nor the log.
@@ -216,6 +217,16 @@ def test_a_task_whose_credentials_are_refused_fails_naming_the_fix_while_a_canar
         assert running(url, canary, 1)
     finally:
         delete(url, canary, bad)
+
+
+def test_the_spark_jvm_of_a_worker_with_tls_clients_runs_the_tls_cipher_warm_up_once(
+    scram_worker: RunningWorker, spark: Any
+) -> None:
+    # Started by the worker (its clients use SASL_SSL), it finishes within seconds; a second start is refused,
+    # so workers and tasks sharing the JVM may all ask for it (kafka_io.warm_up_tls).
+    warm_up = spark._jvm.io.sparklink.kafka.TlsCipherWarmup
+    assert warm_up.finished(120_000), "the TLS cipher warm-up was not started, or did not finish in 120 s"
+    assert not warm_up.start(1)
 
 
 def test_a_worker_with_a_wrong_password_refuses_to_start_and_says_what_to_fix(

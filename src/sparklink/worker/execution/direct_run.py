@@ -86,6 +86,7 @@ class DirectRun(CompiledRun):
             .option("checkpointLocation", str(self.checkpoint))
         )
         writer = writer.options(**producer.spark_options())
+        kafka_io.warm_up_tls(self.ctx.spark, producer)
         if "headers" in columns:
             writer = writer.option("includeHeaders", "true")
         if self.ctx.realtime:

@@ -222,6 +222,32 @@ def warm_up(spark: SparkSession, clients: KafkaClientSettings, topic: str) -> No
     log.info("Spark's Kafka reader warmed up on %s in %.2fs", topic, time.monotonic() - began)
 
 
+TLS_WARM_UP_RECORDS = 20_000
+"""TLS records (mixed sizes up to 16 KiB) the JVM encrypts and decrypts once at start, about 2 CPU-s. In a
+JVM of its own the record cipher's callers were C2-compiled, and ran at full speed, after 10,000-12,000."""
+
+
+def warm_up_tls(spark: SparkSession, clients: KafkaClientSettings) -> None:
+    """When `clients` use TLS, have the Spark JVM's AES-GCM record cipher compiled before their records
+    need it (io.sparklink.kafka.TlsCipherWarmup, in the interceptor jar): a background thread of the JVM,
+    once per JVM however often this is called. Callers: the task runs (the worker's clients) and a direct
+    run starting its query (the task's producer).
+
+    A SASL_SSL mirror's profile showed the JVM's GHASH in plain Java, not the CPU's carry-less multiply,
+    and the encrypting `GCMEncrypt.doFinal` still at tier 3 after minutes: HotSpot intrinsifies GHASH and
+    AES-CTR only in C2-compiled callers, and Spark's own methods held the one C2 thread. TLS cost the
+    mirror 21 CPU-s per 1M records of 1 KiB against Apache MirrorMaker 2's 7.7 (issue 27). Best effort:
+    without the jar (no bootstrap) the clients work the same, only slower at first."""
+    if not clients.security.protocol.tls:
+        return
+    try:
+        warm = spark._jvm.io.sparklink.kafka.TlsCipherWarmup  # type: ignore[union-attr]
+        if warm.start(TLS_WARM_UP_RECORDS):
+            log.info("TLS cipher warm-up started in the Spark JVM (%d records)", TLS_WARM_UP_RECORDS)
+    except Exception as exc:  # an optimisation only
+        log.info("the Spark JVM's TLS cipher could not be warmed up (nothing else is affected): %s", exc)
+
+
 class Metadata:
     """Topic metadata for sink assignment, through one long-lived AdminClient per worker (its own settings).
 

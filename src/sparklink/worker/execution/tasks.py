@@ -106,6 +106,7 @@ class TaskRuns:
         # Closing waits for it: a Spark job still being planned when the caller stops the JVM is
         # aborted there, and Spark logs that abort as an ERROR.
         self._warm_up: threading.Thread | None = None
+        kafka_io.warm_up_tls(spark, clients.worker)
         if warm_up_topic and _first_use(spark):
             args = (spark, clients.worker, warm_up_topic)
             self._warm_up = threading.Thread(target=kafka_io.warm_up, args=args, name="spark-warm-up", daemon=True)

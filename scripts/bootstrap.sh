@@ -69,8 +69,8 @@ build_jar() {
 
 # The producer interceptors that keep record timestamps, emit offset syncs and measure MirrorMaker 2's
 # metrics for MirrorMaker tasks, the JMX reader /metrics uses (the Spark JVM's Kafka clients, memory,
-# threads and GC) and the TLS cipher warm-up of those clients, compiled against the kafka-clients jar Spark's Kafka connector uses; the worker's
-# SparkSession loads it.
+# threads and GC) and the TLS cipher warm-up of those clients, compiled against the kafka-clients jar
+# Spark's Kafka connector uses; the worker's SparkSession loads it.
 clients_jar=$(ls .cache/jars/spark-kafka/kafka-clients-*.jar | head -1)
 build_jar interceptor sparklink-mirror-interceptor.jar "$clients_jar" \
   "the MirrorMaker producer interceptors (timestamps, offset syncs, metrics), the JMX reader and the TLS warm-up" jvm/interceptor/*.java

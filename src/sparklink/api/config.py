@@ -6,7 +6,7 @@ The same declaration parses a connector's string config at start-up and feeds th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -57,6 +57,42 @@ class ConfigDef:
     def define(self, key: ConfigKey) -> ConfigDef:
         self.keys[key.name] = key
         return self
+
+    def key(
+        self,
+        name: str,
+        type_: ConfigType,
+        documentation: str,
+        default: Any = NO_DEFAULT,
+        *,
+        importance: Importance = "MEDIUM",
+        validator: Validator | None = None,
+        choices: Sequence[str] = (),
+        group: str | None = None,
+        display_name: str | None = None,
+    ) -> ConfigDef:
+        """Declare one key in one call, as Connect's `ConfigDef.define(name, type, default, ...)` does.
+
+        `choices` states a closed set of values once: it becomes both the validator (Kafka's ValidString) and
+        the recommended values that `/config/validate` lists.
+        """
+        if choices:
+            validator, recommended = one_of(choices), tuple(choices)
+        else:
+            recommended = ()
+        return self.define(
+            ConfigKey(
+                name,
+                type_,
+                documentation,
+                default,
+                importance,
+                validator,
+                group=group,
+                display_name=display_name,
+                recommended=recommended,
+            )
+        )
 
     def merged(self, other: ConfigDef) -> ConfigDef:
         """This def's keys first, then `other`'s keys not overridden here."""

@@ -50,30 +50,26 @@ RSS rose from 1,497 to 2,222 MiB (bench.mirror --records 1000000)."""
 
 TASK_DEF = (
     cfg.ConfigDef()
-    .define(cfg.ConfigKey(TOPICS, "LIST", "Topics a sink task reads.", default=""))
-    .define(cfg.ConfigKey(TASK_COUNT, "INT", "How many tasks the connector has.", default=1))
-    .define(cfg.ConfigKey(GROUP_ID_OVERRIDE, "STRING", "The sink's consumer group.", default=None))
-    .define(cfg.ConfigKey(MAX_RECORDS_PER_BATCH, "LONG", "At most this many records per micro-batch.", default=None))
-    .define(
-        cfg.ConfigKey(
-            MIN_RECORDS_PER_BATCH,
-            "LONG",
-            "Start a micro-batch only once this many records wait (or the delay below has passed).",
-            default=None,
-        )
+    .key(TOPICS, "LIST", "Topics a sink task reads.", default="")
+    .key(TASK_COUNT, "INT", "How many tasks the connector has.", default=1)
+    .key(GROUP_ID_OVERRIDE, "STRING", "The sink's consumer group.", default=None)
+    .key(MAX_RECORDS_PER_BATCH, "LONG", "At most this many records per micro-batch.", default=None)
+    .key(
+        MIN_RECORDS_PER_BATCH,
+        "LONG",
+        "Start a micro-batch only once this many records wait (or the delay below has passed).",
+        default=None,
     )
-    .define(cfg.ConfigKey(MAX_BATCH_DELAY_MS, "LONG", "The longest wait for MIN_RECORDS_PER_BATCH.", default=900_000))
-    .define(
-        cfg.ConfigKey(
-            REALTIME,
-            "BOOLEAN",
-            "Run a task that can (MirrorSourceConnector's) in Spark's real-time mode, records streaming "
-            "through long-running Spark tasks, when the worker has a free Spark task slot for each partition "
-            "it reads (otherwise it runs in micro-batches). On a Spark cluster, stopping a real-time task "
-            "writes again what it wrote since its last checkpoint, up to task.realtime.batch.interval.ms; "
-            "in local mode the stop stores exactly what the target acknowledged.",
-            default=True,
-        )
+    .key(MAX_BATCH_DELAY_MS, "LONG", "The longest wait for MIN_RECORDS_PER_BATCH.", default=900_000)
+    .key(
+        REALTIME,
+        "BOOLEAN",
+        "Run a task that can (MirrorSourceConnector's) in Spark's real-time mode, records streaming "
+        "through long-running Spark tasks, when the worker has a free Spark task slot for each partition "
+        "it reads (otherwise it runs in micro-batches). On a Spark cluster, stopping a real-time task "
+        "writes again what it wrote since its last checkpoint, up to task.realtime.batch.interval.ms; "
+        "in local mode the stop stores exactly what the target acknowledged.",
+        default=True,
     )
 )
 

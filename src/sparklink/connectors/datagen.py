@@ -29,77 +29,57 @@ if TYPE_CHECKING:
 
 CONFIG = (
     cfg.ConfigDef()
-    .define(
-        cfg.ConfigKey(
-            "topic", "STRING", "Topic to write generated records to.", importance="HIGH", validator=cfg.non_empty
-        )
+    .key("topic", "STRING", "Topic to write generated records to.", importance="HIGH", validator=cfg.non_empty)
+    .key(
+        "records.per.second",
+        "INT",
+        "Records per second for the whole connector, split evenly across its tasks.",
+        default=10,
+        validator=cfg.at_least(1),
     )
-    .define(
-        cfg.ConfigKey(
-            "records.per.second",
-            "INT",
-            "Records per second for the whole connector, split evenly across its tasks.",
-            default=10,
-            validator=cfg.at_least(1),
-        )
+    .key(
+        "total.records",
+        "LONG",
+        "Records to generate in all, split across tasks; -1 generates without end.",
+        default=-1,
+        validator=cfg.at_least(-1),
     )
-    .define(
-        cfg.ConfigKey(
-            "total.records",
-            "LONG",
-            "Records to generate in all, split across tasks; -1 generates without end.",
-            default=-1,
-            validator=cfg.at_least(-1),
-        )
+    .key(
+        "key.shape",
+        "STRING",
+        'Record key: `seq` ("<task>-<seq>") or `none`.',
+        default="seq",
+        choices=("seq", "none"),
     )
-    .define(
-        cfg.ConfigKey(
-            "key.shape",
-            "STRING",
-            'Record key: `seq` ("<task>-<seq>") or `none`.',
-            default="seq",
-            validator=cfg.one_of(["seq", "none"]),
-            recommended=("seq", "none"),
-        )
+    .key(
+        "value.shape",
+        "STRING",
+        'Record value: `json` ({"task","seq","ts","payload"}) or `string` (the payload alone).',
+        default="json",
+        choices=("json", "string"),
     )
-    .define(
-        cfg.ConfigKey(
-            "value.shape",
-            "STRING",
-            'Record value: `json` ({"task","seq","ts","payload"}) or `string` (the payload alone).',
-            default="json",
-            validator=cfg.one_of(["json", "string"]),
-            recommended=("json", "string"),
-        )
+    .key(
+        "value.size",
+        "INT",
+        "Length of the padding payload in each value, in bytes.",
+        default=16,
+        validator=cfg.at_least(0),
     )
-    .define(
-        cfg.ConfigKey(
-            "value.size",
-            "INT",
-            "Length of the padding payload in each value, in bytes.",
-            default=16,
-            validator=cfg.at_least(0),
-        )
+    .key(
+        "fail.after.records",
+        "LONG",
+        "Fault injection: a task fails when it reaches this seq; -1 never fails.",
+        default=-1,
+        importance="LOW",
+        validator=cfg.at_least(-1),
     )
-    .define(
-        cfg.ConfigKey(
-            "fail.after.records",
-            "LONG",
-            "Fault injection: a task fails when it reaches this seq; -1 never fails.",
-            default=-1,
-            importance="LOW",
-            validator=cfg.at_least(-1),
-        )
-    )
-    .define(
-        cfg.ConfigKey(
-            "fail.task",
-            "INT",
-            "Fault injection: which task fails (-1 means every task).",
-            default=-1,
-            importance="LOW",
-            validator=cfg.at_least(-1),
-        )
+    .key(
+        "fail.task",
+        "INT",
+        "Fault injection: which task fails (-1 means every task).",
+        default=-1,
+        importance="LOW",
+        validator=cfg.at_least(-1),
     )
 )
 

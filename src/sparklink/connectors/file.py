@@ -63,24 +63,18 @@ _CHUNK_BYTES = 1 << 20
 
 SOURCE_CONFIG = (
     cfg.ConfigDef()
-    .define(cfg.ConfigKey("file", "STRING", "Source filename.", importance="HIGH", validator=cfg.non_empty))
-    .define(
-        cfg.ConfigKey("topic", "STRING", "The topic to publish data to.", importance="HIGH", validator=cfg.non_empty)
-    )
-    .define(
-        cfg.ConfigKey(
-            "batch.size",
-            "INT",
-            "The maximum number of lines the source task reads from the file for one micro-batch.",
-            default=2000,
-            importance="LOW",
-            validator=cfg.at_least(1),
-        )
+    .key("file", "STRING", "Source filename.", importance="HIGH", validator=cfg.non_empty)
+    .key("topic", "STRING", "The topic to publish data to.", importance="HIGH", validator=cfg.non_empty)
+    .key(
+        "batch.size",
+        "INT",
+        "The maximum number of lines the source task reads from the file for one micro-batch.",
+        default=2000,
+        importance="LOW",
+        validator=cfg.at_least(1),
     )
 )
-SINK_CONFIG = cfg.ConfigDef().define(
-    cfg.ConfigKey("file", "STRING", "Destination filename.", importance="HIGH", validator=cfg.non_empty)
-)
+SINK_CONFIG = cfg.ConfigDef().key("file", "STRING", "Destination filename.", importance="HIGH", validator=cfg.non_empty)
 
 
 def _check_file(connector: Connector, config: Mapping[str, str], write: bool) -> dict[str, list[str]]:

@@ -56,53 +56,42 @@ def _timezone(_name: str, value: Any) -> str | None:
 
 CONFIG = (
     cfg.ConfigDef()
-    .define(
-        cfg.ConfigKey(
-            "path",
-            "STRING",
-            "Directory (or Hadoop URI) the Parquet files are written under.",
-            importance="HIGH",
-            validator=cfg.non_empty,
-        )
+    .key(
+        "path",
+        "STRING",
+        "Directory (or Hadoop URI) the Parquet files are written under.",
+        importance="HIGH",
+        validator=cfg.non_empty,
     )
-    .define(
-        cfg.ConfigKey(
-            "partition.by",
-            "LIST",
-            "Directory levels, in order, among topic, partition, date and hour (of the record timestamp).",
-            default=["topic", "date", "hour"],
-            validator=_levels,
-        )
+    .key(
+        "partition.by",
+        "LIST",
+        "Directory levels, in order, among topic, partition, date and hour (of the record timestamp).",
+        default=["topic", "date", "hour"],
+        validator=_levels,
     )
-    .define(
-        cfg.ConfigKey(
-            "roll.interval.seconds",
-            "INT",
-            "Start a micro-batch (one new file per partition directory) at most once every N seconds; 0 "
-            "writes at every trigger that finds records.",
-            default=60,
-            validator=cfg.at_least(0),
-        )
+    .key(
+        "roll.interval.seconds",
+        "INT",
+        "Start a micro-batch (one new file per partition directory) at most once every N seconds; 0 "
+        "writes at every trigger that finds records.",
+        default=60,
+        validator=cfg.at_least(0),
     )
-    .define(
-        cfg.ConfigKey(
-            "value.format",
-            "STRING",
-            "`binary` keeps the value bytes; `string` stores them as UTF-8 text.",
-            default="binary",
-            validator=cfg.one_of(["binary", "string"]),
-            recommended=("binary", "string"),
-        )
+    .key(
+        "value.format",
+        "STRING",
+        "`binary` keeps the value bytes; `string` stores them as UTF-8 text.",
+        default="binary",
+        choices=("binary", "string"),
     )
-    .define(
-        cfg.ConfigKey(
-            "timezone",
-            "STRING",
-            "Time zone of the date and hour partition levels.",
-            default="UTC",
-            importance="LOW",
-            validator=_timezone,
-        )
+    .key(
+        "timezone",
+        "STRING",
+        "Time zone of the date and hour partition levels.",
+        default="UTC",
+        importance="LOW",
+        validator=_timezone,
     )
 )
 

@@ -42,20 +42,16 @@ def _jdbc_url(_name: str, value: Any) -> str | None:
 
 CONNECTION_CONFIG = (
     cfg.ConfigDef()
-    .define(
-        cfg.ConfigKey(
-            "connection.url",
-            "STRING",
-            "JDBC connection URL, jdbc:postgresql://host[:port]/database.",
-            importance="HIGH",
-            validator=_jdbc_url,
-            group="Connection",
-        )
+    .key(
+        "connection.url",
+        "STRING",
+        "JDBC connection URL, jdbc:postgresql://host[:port]/database.",
+        importance="HIGH",
+        validator=_jdbc_url,
+        group="Connection",
     )
-    .define(cfg.ConfigKey("connection.user", "STRING", "JDBC connection user.", default=None, group="Connection"))
-    .define(
-        cfg.ConfigKey("connection.password", "PASSWORD", "JDBC connection password.", default=None, group="Connection")
-    )
+    .key("connection.user", "STRING", "JDBC connection user.", default=None, group="Connection")
+    .key("connection.password", "PASSWORD", "JDBC connection password.", default=None, group="Connection")
 )
 
 

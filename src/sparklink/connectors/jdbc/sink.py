@@ -52,40 +52,29 @@ PG_TYPES = {
 
 CONFIG = CONNECTION_CONFIG.merged(
     cfg.ConfigDef()
-    .define(
-        cfg.ConfigKey(
-            "table.name.format",
-            "STRING",
-            "Destination table name; ${topic} is replaced by the record's topic.",
-            default="${topic}",
-            validator=cfg.non_empty,
-        )
+    .key(
+        "table.name.format",
+        "STRING",
+        "Destination table name; ${topic} is replaced by the record's topic.",
+        default="${topic}",
+        validator=cfg.non_empty,
     )
-    .define(
-        cfg.ConfigKey(
-            "insert.mode",
-            "STRING",
-            "`insert` appends every record; `upsert` inserts or updates the row with the record's pk.fields.",
-            default="insert",
-            validator=cfg.one_of(["insert", "upsert"]),
-            recommended=("insert", "upsert"),
-        )
+    .key(
+        "insert.mode",
+        "STRING",
+        "`insert` appends every record; `upsert` inserts or updates the row with the record's pk.fields.",
+        default="insert",
+        choices=("insert", "upsert"),
     )
-    .define(
-        cfg.ConfigKey("pk.fields", "LIST", "Value fields forming the primary key (required for upsert).", default="")
+    .key("pk.fields", "LIST", "Value fields forming the primary key (required for upsert).", default="")
+    .key(
+        "value.schema",
+        "STRING",
+        "Spark DDL of the JSON record values, e.g. `id BIGINT, name STRING, amount DOUBLE`.",
+        importance="HIGH",
+        validator=cfg.non_empty,
     )
-    .define(
-        cfg.ConfigKey(
-            "value.schema",
-            "STRING",
-            "Spark DDL of the JSON record values, e.g. `id BIGINT, name STRING, amount DOUBLE`.",
-            importance="HIGH",
-            validator=cfg.non_empty,
-        )
-    )
-    .define(
-        cfg.ConfigKey("auto.create", "BOOLEAN", "Create a missing destination table from value.schema.", default=True)
-    )
+    .key("auto.create", "BOOLEAN", "Create a missing destination table from value.schema.", default=True)
 )
 
 

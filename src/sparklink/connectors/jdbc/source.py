@@ -33,46 +33,37 @@ QUERY_PARTITION: Partition = {"query": "query"}
 
 CONFIG = CONNECTION_CONFIG.merged(
     cfg.ConfigDef()
-    .define(cfg.ConfigKey("table.whitelist", "LIST", "Tables to copy (`schema.table` or `table`).", default=""))
-    .define(cfg.ConfigKey("query", "STRING", "A SELECT to poll instead of tables.", default=""))
-    .define(
-        cfg.ConfigKey(
-            "mode",
-            "STRING",
-            "`incrementing`: new rows by a strictly increasing column; `timestamp`: new or changed rows by a "
-            "timestamp column.",
-            importance="HIGH",
-            validator=cfg.one_of(["incrementing", "timestamp"]),
-            recommended=("incrementing", "timestamp"),
-        )
+    .key("table.whitelist", "LIST", "Tables to copy (`schema.table` or `table`).", default="")
+    .key("query", "STRING", "A SELECT to poll instead of tables.", default="")
+    .key(
+        "mode",
+        "STRING",
+        "`incrementing`: new rows by a strictly increasing column; `timestamp`: new or changed rows by a "
+        "timestamp column.",
+        importance="HIGH",
+        choices=("incrementing", "timestamp"),
     )
-    .define(cfg.ConfigKey("incrementing.column.name", "STRING", "The strictly increasing column.", default=""))
-    .define(cfg.ConfigKey("timestamp.column.name", "STRING", "The last-modified timestamp column.", default=""))
-    .define(
-        cfg.ConfigKey(
-            "topic.prefix",
-            "STRING",
-            "Prefix of each table's topic name; the whole topic name for a query.",
-            importance="HIGH",
-        )
+    .key("incrementing.column.name", "STRING", "The strictly increasing column.", default="")
+    .key("timestamp.column.name", "STRING", "The last-modified timestamp column.", default="")
+    .key(
+        "topic.prefix",
+        "STRING",
+        "Prefix of each table's topic name; the whole topic name for a query.",
+        importance="HIGH",
     )
-    .define(
-        cfg.ConfigKey(
-            "poll.interval.ms",
-            "INT",
-            "How often each table is polled for new rows.",
-            default=5000,
-            validator=cfg.at_least(1),
-        )
+    .key(
+        "poll.interval.ms",
+        "INT",
+        "How often each table is polled for new rows.",
+        default=5000,
+        validator=cfg.at_least(1),
     )
-    .define(
-        cfg.ConfigKey(
-            "batch.max.rows",
-            "INT",
-            "The most rows of one table in one micro-batch (rows sharing the last value come along).",
-            default=10000,
-            validator=cfg.at_least(1),
-        )
+    .key(
+        "batch.max.rows",
+        "INT",
+        "The most rows of one table in one micro-batch (rows sharing the last value come along).",
+        default=10000,
+        validator=cfg.at_least(1),
     )
 )
 

@@ -148,11 +148,7 @@ def status(
             raise typer.Exit(1)
         return
     path = state_dir or default_state_dir()
-    try:
-        cluster = KafkaCluster.load(path)
-    except FileNotFoundError:
-        console.print(f"No cluster in {path}. Start one with: sparklink kafka start")
-        raise typer.Exit(1) from None
+    cluster = _started_cluster(path)
     checked = kafka_access.client_settings(command_config, None, cluster) if command_config else None
     table = Table(title=f"Kafka cluster {cluster.cluster_id} ({path})")
     columns = ("node", "roles", "listener", "controller", "pid", "alive", "state", "active_controller", "agent")
@@ -239,11 +235,7 @@ def roll(
     from sparklink.roller.model import RestartReason, RollerSettings, RollFailedError
 
     path = state_dir or default_state_dir()
-    try:
-        cluster = KafkaCluster.load(path)
-    except FileNotFoundError:
-        console.print(f"No cluster in {path}. Start one with: sparklink kafka start")
-        raise typer.Exit(1) from None
+    cluster = _started_cluster(path)
     client = kafka_access.client_settings(command_config, None, cluster) if command_config else None
     known = {n.node_id for n in cluster.nodes}
     unknown = set(node or ()) - known
@@ -332,3 +324,12 @@ def _check_settings_known(cluster: KafkaCluster, updates: dict[str, str], client
             "See https://kafka.apache.org/documentation/#brokerconfigs for the names."
         )
         raise typer.Exit(2)
+
+
+def _started_cluster(path: Path) -> KafkaCluster:
+    """The cluster `sparklink kafka start` left in `path`, or exit 1 saying how to start one."""
+    try:
+        return KafkaCluster.load(path)
+    except FileNotFoundError:
+        console.print(f"No cluster in {path}. Start one with: sparklink kafka start")
+        raise typer.Exit(1) from None

@@ -18,6 +18,7 @@ Called by `reconcile.kafka_connect` and `reconcile.mirror_maker_2`.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeVar
@@ -30,10 +31,22 @@ from sparklink.operator.model.resources import KAFKA, Key, Resource
 from sparklink.operator.model.status import KafkaConnectStatus
 from sparklink.operator.reconcile.context import Deps
 
+log = logging.getLogger("sparklink.operator")
+
 # How soon to look again at a Connect cluster whose workers are still starting.
 STARTING_RECHECK_SECONDS = 2.0
 
 StatusT = TypeVar("StatusT", bound=KafkaConnectStatus)
+
+
+def live(deps: Deps, key: Key) -> Resource | None:
+    """The resource to reconcile, or None once it is gone or being deleted (its workers are stopped then)."""
+    resource = deps.store.get(key)
+    if resource is None or resource.deleting:
+        log.info("%s: deleted, stopping its workers", key)
+        deps.runtime.remove(key)
+        return None
+    return resource
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,8 @@ log = logging.getLogger("sparklink.operator")
 
 def reconcile(deps: Deps, key: Key) -> ReconcileResult:
     result = ReconcileResult()
-    resource = deps.store.get(key)
-    if resource is None or resource.deleting:
-        log.info("%s: deleted, stopping its workers", key)
-        deps.runtime.remove(key)
+    resource = connect_workers.live(deps, key)
+    if resource is None:
         return result
     managed = resource.annotations.get(anno.USE_CONNECTOR_RESOURCES, "").lower() == "true"
     result.also = [c.key for c in deps.store.list(KAFKA_CONNECTOR, key.namespace, {anno.CLUSTER_LABEL: key.name})]

@@ -39,10 +39,8 @@ log = logging.getLogger("sparklink.operator")
 
 def reconcile(deps: Deps, key: Key) -> ReconcileResult:
     result = ReconcileResult()
-    resource = deps.store.get(key)
-    if resource is None or resource.deleting:
-        log.info("%s: deleted, stopping its workers", key)
-        deps.runtime.remove(key)
+    resource = connect_workers.live(deps, key)
+    if resource is None:
         return result
     group = connect_workers.ensure(deps, resource, "MirrorMaker 2")
     result.requeue_after = group.retry_after

@@ -63,12 +63,19 @@ class AllowedPaths:
         )
 
 
-class FileConfigProvider:
-    """`org.apache.kafka.common.config.provider.FileConfigProvider`."""
+class _AllowedPathsProvider:
+    """What the file and directory providers share: a name for messages and the paths they may read."""
 
     def __init__(self, name: str, params: Mapping[str, str]) -> None:
         self.name = name
         self.allowed = AllowedPaths(params.get(ALLOWED_PATHS))
+
+    def close(self) -> None:
+        pass
+
+
+class FileConfigProvider(_AllowedPathsProvider):
+    """`org.apache.kafka.common.config.provider.FileConfigProvider`."""
 
     def get(self, path: str, keys: set[str]) -> Mapping[str, str]:
         if not path:
@@ -84,16 +91,9 @@ class FileConfigProvider:
             ) from None
         return {k: props[k] for k in keys if k in props}
 
-    def close(self) -> None:
-        pass
 
-
-class DirectoryConfigProvider:
+class DirectoryConfigProvider(_AllowedPathsProvider):
     """`org.apache.kafka.common.config.provider.DirectoryConfigProvider`: keys are file names."""
-
-    def __init__(self, name: str, params: Mapping[str, str]) -> None:
-        self.name = name
-        self.allowed = AllowedPaths(params.get(ALLOWED_PATHS))
 
     def get(self, path: str, keys: set[str]) -> Mapping[str, str]:
         if not path:
@@ -116,6 +116,3 @@ class DirectoryConfigProvider:
                     f"the {self.name} provider could not read file {directory / name}: {reason}"
                 ) from None
         return found
-
-    def close(self) -> None:
-        pass

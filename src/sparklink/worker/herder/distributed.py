@@ -25,7 +25,7 @@ import logging
 import ssl
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import httpx
@@ -290,8 +290,7 @@ class DistributedHerder(StandaloneHerder):
             self.offsets.refresh()  # a source task resumes from what the previous owner committed
         for name in sorted(work.connectors):
             self._start_connector_instance(name)
-        for task in sorted(work.tasks):
-            self._start_task(task)
+        self._start_tasks(work.tasks)
         self._running = self._running | work
 
     def _stop_work(self, work: Work, final_state: State | None) -> None:
@@ -321,15 +320,32 @@ class DistributedHerder(StandaloneHerder):
         self._start_connector_instance(name)
 
     def _start_task(self, task: ConnectorTaskId) -> None:
+        self._start_tasks([task])
+
+    def _start_tasks(self, tasks: Iterable[ConnectorTaskId]) -> None:
+        """Each connector's tasks start side by side (`Lifecycle.start_tasks`): their query starts overlap
+        instead of adding up, so after a rebalance or a restart records flow when the slowest task is up."""
+        startable: dict[str, dict[int, dict[str, str]]] = {}
+        for task in sorted(tasks):
+            config = self._startable(task)
+            if config is not None:
+                startable.setdefault(task.connector, {})[task.task] = config
+        for name, configs in startable.items():
+            self._run.start_tasks(name, configs)
+
+    def _startable(self, task: ConnectorTaskId) -> dict[str, str] | None:
+        """The config to start the task with when its connector is STARTED; a paused connector's task is
+        recorded PAUSED instead, and a task the connector no longer has is left alone."""
         task_configs = self.configs.task_configs(task.connector)
         if task.task >= len(task_configs):
-            return
+            return None
         target = self.configs.target_state(task.connector)
         if target is TargetState.STARTED:
             self._started_with[task] = task_configs[task.task]
-            self._run.start_task(task.connector, task.task, task_configs[task.task])
-        elif target is TargetState.PAUSED:
+            return task_configs[task.task]
+        if target is TargetState.PAUSED:
             self._run.put_status(task.connector, task.task, State.PAUSED)
+        return None
 
     def _reconfigured_tasks(self, member: WorkerGroupMember, assignment: Assignment, name: str) -> None:
         """New task configs were committed: restart the owned tasks whose config changed; the leader
@@ -535,14 +551,13 @@ class DistributedHerder(StandaloneHerder):
         if not tasks and not restart_connector:
             return
         log.info("worker %s restarting %s: connector=%s tasks=%s", self.worker_id, name, restart_connector, tasks)
+        self.worker.stop_tasks(name, tasks)
         for task_id in tasks:
-            self.worker.stop_task(name, task_id)
             self._run.put_status(name, task_id, State.RESTARTING)
         if restart_connector:
             self._run.put_status(name, None, State.RESTARTING)
             self._restart_connector_instance(name)
-        for task_id in tasks:
-            self._start_task(ConnectorTaskId(connector=name, task=task_id))
+        self._start_tasks(ConnectorTaskId(connector=name, task=task_id) for task_id in tasks)
 
     def restart_task(self, name: str, task_id: int) -> None:
         with self._lock:

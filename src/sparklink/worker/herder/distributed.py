@@ -383,14 +383,14 @@ class DistributedHerder(StandaloneHerder):
                 with self._pending_lock:
                     self._pending.reconfigure.add(name)
                 self._wake.set()
-        for task in sorted(t for t in self._running.tasks if t.connector == name):
-            if target is TargetState.STARTED:
-                if not self.worker.running(name, task.task):
-                    self._start_task(task)
-            else:
-                self.worker.stop_task(name, task.task)
-                if target is TargetState.PAUSED:
-                    self._run.put_status(name, task.task, State.PAUSED)
+        owned = sorted(t for t in self._running.tasks if t.connector == name)
+        if target is TargetState.STARTED:  # resumed: the tasks not running start side by side
+            self._start_tasks(t for t in owned if not self.worker.running(name, t.task))
+            return
+        self.worker.stop_tasks(name, [t.task for t in owned])
+        if target is TargetState.PAUSED:
+            for task in owned:
+                self._run.put_status(name, task.task, State.PAUSED)
 
     def _clean_deleted_statuses(self) -> None:
         """The leader removes statuses of connectors and tasks no longer configured (after the rebalance,

@@ -24,8 +24,9 @@ lint: bootstrap
 typecheck: bootstrap
 	@.venv/bin/mypy
 
+# tests/unit runs in a second pytest process beside the rest (scripts/run-tests.sh; SPARKLINK_SERIAL_TESTS=1: one).
 test: bootstrap lint typecheck test-deps
-	@$(PY) -m pytest $(PYTEST_ARGS)
+	@bash scripts/run-tests.sh $(PYTEST_ARGS)
 
 bench: bootstrap
 	@$(PY) -m bench.rest_and_restart

@@ -25,9 +25,12 @@ from tests.support.throttle import throttled
 
 pytestmark = pytest.mark.roller
 
-# Enough segments past the recovery checkpoint that loading them takes longer than a failing roll (~20 s).
+# Enough segments past the recovery checkpoint that loading them, with the broker throttled to RECOVERY_SHARE of
+# the time, takes longer than a failing roll (~20 s). Half the segments at half the share recover as long while
+# throttled, and take half the time to write, to finish recovering and to load again at the later roll.
 RECOVERY_PARTITIONS = 600
-RECOVERY_ROUNDS = 8
+RECOVERY_ROUNDS = 4
+RECOVERY_SHARE = 0.1
 
 
 @pytest.fixture(scope="module")
@@ -138,9 +141,9 @@ def test_a_broker_in_log_recovery_is_reported_and_never_restarted_and_a_later_ro
         seen.append((state.code, state.remaining_logs, state.remaining_segments))
         return bool(predicate(state))  # type: ignore[operator]
 
-    # On a quiet machine the recovery takes a few seconds; running the broker a fifth of the time makes it
+    # On a quiet machine the recovery takes a few seconds; running the broker a tenth of the time makes it
     # outlast the failing roll below (10 attempts of 0.5 s) however fast the machine is.
-    with throttled(restarted_pid, share=0.2):
+    with throttled(restarted_pid, share=RECOVERY_SHARE):
         wait_for(lambda: observe(lambda s: s.in_recovery and s.remaining_logs), 180, "the agent to report RECOVERY")
 
         # A roll now waits, asks the agent, and never restarts the broker; it fails with Strimzi's message.

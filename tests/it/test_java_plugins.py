@@ -470,6 +470,11 @@ def test_a_corrupt_jar_is_reported_once_and_left_out_and_a_throwing_start_fails_
     assert len(reports) == 1, reports
     assert all(corrupt not in json.dumps(p) for p in http.get("/connector-plugins?connectorsOnly=false").json())
 
+    # A connector already running beside the failing one, which must keep running.
+    canary = unique("canary")
+    config = {"connector.class": "datagen", "topic": canary, "total.records": "-1", "records.per.second": "5"}
+    assert http.put(f"/connectors/{canary}/config", json=config).status_code == 201
+    wait_for(lambda: _running(http, canary), 120, "the canary RUNNING")
     name = unique("failing-start")
     assert http.put(f"/connectors/{name}/config", json={"connector.class": "FailingStartConnector"}).status_code == 201
 
@@ -483,7 +488,9 @@ def test_a_corrupt_jar_is_reported_once_and_left_out_and_a_throwing_start_fails_
     # The worker and its other plugins go on.
     assert http.get("/health").status_code == 200
     assert any(p["class"] == FILE_SOURCE for p in http.get("/connector-plugins").json())
+    assert _running(http, canary) and process.alive(worker.pid)
     assert http.delete(f"/connectors/{name}").status_code == 204
+    assert http.delete(f"/connectors/{canary}").status_code == 204
 
 
 def test_a_plugin_class_that_fails_to_load_is_logged_with_its_jar_left_out_and_answered_with_connects_400(

@@ -47,9 +47,12 @@ MANUAL = "strimzi.io/manual-rolling-update"
 # then completes the roll.
 STEADY = ["--kafka-heap", "256m", "--full-reconcile-interval", "20"]
 IMPATIENT = [*STEADY, "--kafka-operation-timeout", "1", "--kafka-roll-backoff", "0.005"]
-# Segments written since the last recovery checkpoint, which a broker killed uncleanly must recover.
+# Segments written since the last recovery checkpoint, which a broker killed uncleanly must recover, with the
+# broker run RECOVERY_SHARE of the time. Fewer segments at a smaller share recover as long while throttled and
+# cost less to write, to finish recovering and to load again at the later roll.
 RECOVERY_PARTITIONS = 600
-RECOVERY_ROUNDS = 16
+RECOVERY_ROUNDS = 8
+RECOVERY_SHARE = 0.1
 
 
 @pytest.fixture(scope="module")
@@ -349,7 +352,7 @@ def test_a_broker_in_log_recovery_fails_the_roll_unrestarted_and_a_later_reconci
     os.killpg(killed_pid, signal.SIGKILL)
 
     # The operator starts the killed broker again (as a kubelet would), which then recovers its logs. That
-    # takes seconds on a quiet machine: running the broker a fifth of the time makes the recovery outlast a
+    # takes seconds on a quiet machine: running the broker a tenth of the time makes the recovery outlast a
     # reconcile and the failing roll (10 attempts of 1 s) however fast the machine is.
     def restarted() -> int:
         pid = pids(operator)[1]
@@ -365,7 +368,7 @@ def test_a_broker_in_log_recovery_fails_the_roll_unrestarted_and_a_later_reconci
         condition = not_ready(kafka)
         return condition is not None and condition["reason"] == "UnforceableProblem"
 
-    with throttled(recovering_pid, share=0.2):
+    with throttled(recovering_pid, share=RECOVERY_SHARE):
         kubeobj.wait("Kafka", CLUSTER, recovering, "broker 1 in log recovery", timeout=300)
         generation = set_config(kubeobj, **{"log.cleaner.threads": 2})
         failed = not_ready(kubeobj.wait("Kafka", CLUSTER, roll_failed, "the roll to fail", timeout=180))

@@ -177,6 +177,8 @@ class JsonConverter(Converter):
 
     def from_connect(self, datum: Datum) -> tuple[str, str | None]:
         payload = datum.json or f"to_json({datum.variant()})"
+        if datum.json is None and datum.kind == "string":
+            payload = x.json_string(datum.col)
         if not self.schemas_enabled:
             return f"encode({payload}, 'UTF-8')", None
         schema = f"to_json({datum.schema})" if datum.schema is not None else "CAST(NULL AS STRING)"

@@ -142,6 +142,13 @@ def without(m: str, names: list[str]) -> str:
     return f"map_filter({m}, ({k}, {v}) -> NOT ({in_list(k, names)}))"
 
 
+def json_string(s: str) -> str:
+    """A string as JSON text (a quoted, escaped string; NULL stays NULL), written by Jackson as
+    Connect's JsonConverter writes it and as `to_json` of the string as VARIANT does, without building
+    a VARIANT: the array brackets of `["..."]` come off, never a character of the string (it is quoted)."""
+    return when(f"{s} IS NOT NULL", f"btrim(to_json(array({s})), '[]')")
+
+
 def string_of(v: str) -> str:
     """Text of a VARIANT: a string as itself, anything else as its JSON (Spark's VARIANT to STRING cast)."""
     return f"CAST({v} AS STRING)"

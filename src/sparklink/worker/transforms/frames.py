@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from sparklink.worker.transforms import exprs as x
 from sparklink.worker.transforms import spark_types
-from sparklink.worker.transforms.record import Datum, Rec
+from sparklink.worker.transforms.record import NO_ERROR, Datum, Rec, Shape
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 TOPIC, PARTITION, OFFSET, TIMESTAMP, HEADERS = "__sl_topic", "__sl_partition", "__sl_offset", "__sl_ts", "__sl_headers"
 KEY, VALUE, KEY_SCHEMA, VALUE_SCHEMA = "__sl_key", "__sl_value", "__sl_key_schema", "__sl_value_schema"
+KEY_JSON, VALUE_JSON = "__sl_key_json", "__sl_value_json"
 ERROR, DROP, ORIGINAL, BARRIER = "__sl_error", "__sl_drop", "__sl_original", "__sl_barrier"
 Op = Callable[["DataFrame"], "DataFrame"]
 
@@ -35,33 +36,40 @@ def materialize(rec: Rec, original: str = ORIGINAL) -> tuple[Op, Rec]:
         f"{rec.offset} AS {OFFSET}",
         f"{rec.timestamp} AS {TIMESTAMP}",
         f"{rec.headers} AS {HEADERS}",
-        f"{rec.key.col} AS {KEY}",
-        f"{rec.value.col} AS {VALUE}",
         f"{rec.error} AS {ERROR}",
         f"{rec.drop} AS {DROP}",
         f"{original} AS {ORIGINAL}",
     ]
-    if rec.key.schema is not None:
-        cols.append(f"{rec.key.schema} AS {KEY_SCHEMA}")
-    if rec.value.schema is not None:
-        cols.append(f"{rec.value.schema} AS {VALUE_SCHEMA}")
+    key, key_cols = _named(rec.key, KEY, KEY_SCHEMA, KEY_JSON)
+    value, value_cols = _named(rec.value, VALUE, VALUE_SCHEMA, VALUE_JSON)
+    cols += key_cols + value_cols
 
     def op(frame: DataFrame) -> DataFrame:
         return frame.selectExpr(*cols)
 
-    named = Rec(
-        TOPIC,
-        PARTITION,
-        OFFSET,
-        TIMESTAMP,
-        HEADERS,
-        Datum(KEY, rec.key.kind, KEY_SCHEMA if rec.key.schema is not None else None),
-        Datum(VALUE, rec.value.kind, VALUE_SCHEMA if rec.value.schema is not None else None),
-        ERROR,
-        DROP,
-        rec.side,
-    )
+    # A chain whose steps cannot fail or drop keeps the constants, so that its end needs no error
+    # barrier, no split into good and errant records and no cached copy of the batch.
+    error = NO_ERROR if rec.error == NO_ERROR else ERROR
+    drop = "false" if rec.drop == "false" else DROP
+    named = Rec(TOPIC, PARTITION, OFFSET, TIMESTAMP, HEADERS, key, value, error, drop, rec.side)
     return op, named
+
+
+def _named(datum: Datum, name: str, schema_name: str, json_name: str) -> tuple[Datum, list[str]]:
+    """A Datum under fixed column names, and the columns that hold it. A typed struct is passed on as
+    the struct, and a JSON text form beside the value as that text: the next steps (and the converter)
+    read whichever form they need, and Spark prunes the others, so a chain that does not edit the
+    value never turns it into a VARIANT."""
+    schema = schema_name if datum.schema is not None else None
+    cols = [f"{datum.schema} AS {schema_name}"] if datum.schema is not None else []
+    if datum.shape is not None and schema is not None:
+        cols.append(f"{datum.shape.struct} AS {name}")
+        return Datum.of_shape(Shape(name, datum.shape.connect, datum.shape.nullable), schema), cols
+    cols.append(f"{datum.col} AS {name}")
+    if datum.json is not None:
+        cols.append(f"{datum.json} AS {json_name}")
+        return Datum(name, datum.kind, schema, json_name), cols
+    return Datum(name, datum.kind, schema), cols
 
 
 def barrier(frame: DataFrame, condition: str) -> DataFrame:
@@ -118,5 +126,7 @@ def source_datum(col: str, data_type: DataType, nullable: bool) -> Datum:
     if name == "variant":
         return Datum.of_variant(col)
     payload = spark_types.payload_of(col, data_type)
+    if schema is not None and schema_col is not None and schema.get("type") == "struct":
+        return Datum.of_shape(Shape(payload, schema, nullable), schema_col)
     json = f"to_json({payload})" if name in ("struct", "map", "array") else f"CAST({payload} AS STRING)"
     return Datum(to_variant(col, data_type), "variant", schema_col, json=json)

@@ -16,7 +16,7 @@ VARIANT. Connect null is SQL NULL at the top level of a Datum.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 from sparklink.worker.transforms import exprs as x
 
@@ -33,12 +33,42 @@ NO_ERROR = f"CAST(NULL AS {ERROR_TYPE})"
 
 
 @dataclass(frozen=True)
+class Shape:
+    """A value held as a Spark struct whose top-level fields are known when compiling (a source's typed
+    column, in the form JsonConverter writes: timestamps as epoch ms, ...). Transforms of named top-level
+    fields (InsertField, ReplaceField) edit the struct itself, and the converter writes it with `to_json`,
+    so such a chain never builds a VARIANT per record. Anything else reads the Datum's VARIANT `col`."""
+
+    struct: str
+    """The struct; NULL for Connect null."""
+    connect: dict[str, Any]
+    """Its Connect schema (a struct schema in JsonConverter's JSON form) when the value is not null."""
+    nullable: bool
+
+    @property
+    def fields(self) -> list[str]:
+        return [str(f["field"]) for f in self.connect["fields"]]
+
+
+def json_of_struct(struct: str) -> str:
+    """A struct as the JSON JsonConverter writes for a Struct: fields in schema order, nulls kept."""
+    return f"to_json({struct}, map('ignoreNullFields', 'false'))"
+
+
+@dataclass(frozen=True)
 class Datum:
     col: str
     kind: Kind
     schema: str | None = None
     json: str | None = None
     """The value's JSON text when it is cheaper than `col` (a source's struct column, untransformed)."""
+    shape: Shape | None = None
+    """Set while the value is still a typed struct of known fields (see Shape)."""
+
+    @staticmethod
+    def of_shape(shape: Shape, schema: str) -> Datum:
+        """A struct Datum: its VARIANT (for transforms that need the whole value) is made only if read."""
+        return Datum(f"to_variant_object({shape.struct})", "variant", schema, json_of_struct(shape.struct), shape)
 
     @staticmethod
     def of_variant(col: str, schema: str | None = None) -> Datum:
@@ -117,6 +147,8 @@ class Rec:
             return x.when(cond, new, old)
 
         def pick_datum(new: Datum, old: Datum) -> Datum:
+            if new == old:  # untouched by the transform: keep its cheaper forms (JSON text, struct)
+                return old
             new, old = unify(new, old)
             schema = None if new.schema is None or old.schema is None else pick(new.schema, old.schema)
             return Datum(pick(new.col, old.col), new.kind, schema)

@@ -74,10 +74,14 @@ def payload_of(col: str, data_type: DataType) -> str:
             f"{x.text(f.name)}, {payload_of(f'{col}.{x.ident(f.name)}', f.dataType)}" for f in data_type.fields
         )
         return x.when(f"{col} IS NOT NULL", f"named_struct({parts})")
+    # Elements already in payload form are taken as they are: an identity `transform` is a lambda
+    # Spark evaluates without generated code, per element.
     if isinstance(data_type, T.ArrayType):
         e = x.fresh("e")
-        return f"transform({col}, {e} -> {payload_of(e, data_type.elementType)})"
+        element = payload_of(e, data_type.elementType)
+        return col if element == e else f"transform({col}, {e} -> {element})"
     if isinstance(data_type, T.MapType):
         k, v = x.fresh("k"), x.fresh("v")
-        return f"transform_values({col}, ({k}, {v}) -> {payload_of(v, data_type.valueType)})"
+        mapped = payload_of(v, data_type.valueType)
+        return col if mapped == v else f"transform_values({col}, ({k}, {v}) -> {mapped})"
     return col

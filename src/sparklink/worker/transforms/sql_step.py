@@ -90,6 +90,9 @@ def sql_step(frame: DataFrame, rec: Rec, alias: str, transform: SqlTransform, si
     produced_value, failed_value = unify(produced.value, rec.value)
     left, after = materialize(replace(produced, key=produced_key, value=produced_value))
     right, _ = materialize(replace(rec, key=failed_key, value=failed_value))
+    # The step's rows are the statement's and the records that failed before it: the error and drop
+    # columns hold both, never the constants the statement's own rows would have.
+    after = replace(after, error=ERROR, drop=DROP)
 
     def op(current: DataFrame) -> DataFrame:
         failed = right(barrier(current, f"{ERROR} IS NOT NULL AND NOT {DROP}"))

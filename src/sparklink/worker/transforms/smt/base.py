@@ -9,12 +9,12 @@ transform marks that record failed with Connect's exception message, so errors.t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from sparklink.worker.transforms import exprs as x
 from sparklink.worker.transforms import schemas
 from sparklink.worker.transforms.plugin import Plugin
-from sparklink.worker.transforms.record import Datum, Rec, Which
+from sparklink.worker.transforms.record import Datum, Rec, Shape, Which
 
 if TYPE_CHECKING:
     from sparklink.worker.transforms.converters import Converter
@@ -93,3 +93,22 @@ def edited(rec: Rec, op: Operand, which: Which, obj: str, schema: str | None, ke
         if keep_null:
             new_schema = x.when(op.datum.is_null(), op.schema, new_schema)
     return rec.with_datum(which, Datum(value, "map", new_schema))
+
+
+def struct_field(shape: Shape, name: str) -> str:
+    """A top-level field of a struct part."""
+    return f"({shape.struct}).{x.ident(name)}"
+
+
+def reshaped(rec: Rec, which: Which, shape: Shape, fields: list[tuple[str, str]], connect: dict[str, Any]) -> Rec:
+    """The record with its struct part rebuilt from (name, SQL expression) fields, in that order, and
+    `connect` as its schema. A null part stays null with its schema, as Connect returns such a record
+    unchanged. A struct part always passes requireStructOrNull, so no record can fail here."""
+    schema = rec.datum(which).schema
+    assert schema is not None, "a struct part always carries its schema"
+    struct = "named_struct(" + ", ".join(f"{x.text(name)}, {expr}" for name, expr in fields) + ")"
+    new_schema = x.variant_of(connect)
+    if shape.nullable:
+        struct = x.when(f"{shape.struct} IS NOT NULL", struct)
+        new_schema = x.when(f"{shape.struct} IS NULL", schema, new_schema)
+    return rec.with_datum(which, Datum.of_shape(Shape(struct, connect, shape.nullable), new_schema))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from sparklink.worker.transforms import exprs as x
 from sparklink.worker.transforms import schemas
 from sparklink.worker.transforms.plugin import REPLACE_NULL_WITH_DEFAULT, PluginConfigError, config, key, non_empty_list
-from sparklink.worker.transforms.record import Datum, Rec
+from sparklink.worker.transforms.record import Datum, Rec, Shape
 from sparklink.worker.transforms.smt.base import (
     ILLEGAL_ARGUMENT,
     PACKAGE,
@@ -16,6 +16,8 @@ from sparklink.worker.transforms.smt.base import (
     key_and_value,
     operand,
     require_object,
+    reshaped,
+    struct_field,
 )
 
 SOURCE_RECORD = "org.apache.kafka.connect.source.SourceRecord"
@@ -55,6 +57,11 @@ class InsertField(Transformation):
             raise PluginConfigError(f"No value specified for static field: {self.config['static.field']}")
 
     def apply(self, rec: Rec) -> Rec:
+        shape = rec.datum(self.which).shape
+        if shape is not None:
+            on_struct = self._on_struct(rec, shape)
+            if on_struct is not None:
+                return on_struct
         op = operand(rec, self.which)
         rec = require_object(rec, op, "field insertion", self.class_name, allow_null=True)
         obj = op.obj
@@ -87,6 +94,32 @@ class InsertField(Transformation):
                 op.schema, f"concat({schemas.fields(op.schema)}, array({', '.join(added)}))"
             )
         return edited(rec, op, self.which, obj, schema_out)
+
+    def _on_struct(self, rec: Rec, shape: Shape) -> Rec | None:
+        """Connect's applyWithSchema on a typed struct: its fields, then the inserted ones (a null
+        partition or timestamp as a null field). None (the general path) for an offset, which a
+        source record cannot have, and for a name the struct already has (Connect refuses it)."""
+        if self.specs["offset"] is not None:
+            return None
+        values = {
+            "topic": (f"CAST({rec.topic} AS STRING)", schemas.primitive("string")),
+            "partition": (f"CAST({rec.partition} AS INT)", schemas.primitive("int32")),
+            "timestamp": (f"unix_millis({rec.timestamp})", schemas.timestamp()),
+            "static": (x.text(str(self.config["static.value"])), schemas.primitive("string")),
+        }
+        fields = [(name, struct_field(shape, name)) for name in shape.fields]
+        entries = list(shape.connect["fields"])
+        for kind, (value, schema) in values.items():
+            spec = self.specs[kind]
+            if spec is None:
+                continue
+            name, optional = spec
+            fields.append((name, value))
+            entries.append({**schema, "optional": optional, "field": name})
+        names = [name for name, _ in fields]
+        if len(set(names)) != len(names):
+            return None
+        return reshaped(rec, self.which, shape, fields, {**shape.connect, "fields": entries})
 
 
 def _renames(mappings: list[str]) -> dict[str, str]:
@@ -135,7 +168,26 @@ class ReplaceField(Transformation):
             return name
         return x.case(*[(f"{name} = {x.text(old)}", x.text(new)) for old, new in self.renames.items()], otherwise=name)
 
+    def _keeps(self, name: str) -> bool:
+        return name not in self.exclude and (not self.include or name in self.include)
+
+    def _on_struct(self, rec: Rec, shape: Shape) -> Rec | None:
+        """Connect's applyWithSchema on a typed struct: the kept fields in schema order, renamed. None
+        (the general path) when no field is left or two would end up with one name."""
+        kept = [f for f in shape.connect["fields"] if self._keeps(str(f["field"]))]
+        entries = [{**f, "field": self.renames.get(str(f["field"]), str(f["field"]))} for f in kept]
+        names = [str(e["field"]) for e in entries]
+        if not kept or len(set(names)) != len(names):
+            return None
+        fields = [(new, struct_field(shape, str(f["field"]))) for new, f in zip(names, kept, strict=True)]
+        return reshaped(rec, self.which, shape, fields, {**shape.connect, "fields": entries})
+
     def apply(self, rec: Rec) -> Rec:
+        shape = rec.datum(self.which).shape
+        if shape is not None:
+            on_struct = self._on_struct(rec, shape)
+            if on_struct is not None:
+                return on_struct
         op = operand(rec, self.which)
         rec = require_object(rec, op, "field replacement", self.class_name, allow_null=True)
         k, v = x.fresh("k"), x.fresh("v")

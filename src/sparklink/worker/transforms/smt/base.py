@@ -8,6 +8,7 @@ transform marks that record failed with Connect's exception message, so errors.t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -93,6 +94,13 @@ def edited(rec: Rec, op: Operand, which: Which, obj: str, schema: str | None, ke
         if keep_null:
             new_schema = x.when(op.datum.is_null(), op.schema, new_schema)
     return rec.with_datum(which, Datum(value, "map", new_schema))
+
+
+def on_struct(rec: Rec, which: Which, edit: Callable[[Rec, Shape], Rec | None]) -> Rec | None:
+    """`edit` applied to a part still held as a typed struct; None (take the general path) when the part
+    is not such a struct or `edit` declines it."""
+    shape = rec.datum(which).shape
+    return None if shape is None else edit(rec, shape)
 
 
 def struct_field(shape: Shape, name: str) -> str:

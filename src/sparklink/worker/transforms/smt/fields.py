@@ -14,6 +14,7 @@ from sparklink.worker.transforms.smt.base import (
     Transformation,
     edited,
     key_and_value,
+    on_struct,
     operand,
     require_object,
     reshaped,
@@ -57,11 +58,8 @@ class InsertField(Transformation):
             raise PluginConfigError(f"No value specified for static field: {self.config['static.field']}")
 
     def apply(self, rec: Rec) -> Rec:
-        shape = rec.datum(self.which).shape
-        if shape is not None:
-            on_struct = self._on_struct(rec, shape)
-            if on_struct is not None:
-                return on_struct
+        if (edited_struct := on_struct(rec, self.which, self._on_struct)) is not None:
+            return edited_struct
         op = operand(rec, self.which)
         rec = require_object(rec, op, "field insertion", self.class_name, allow_null=True)
         obj = op.obj
@@ -183,11 +181,8 @@ class ReplaceField(Transformation):
         return reshaped(rec, self.which, shape, fields, {**shape.connect, "fields": entries})
 
     def apply(self, rec: Rec) -> Rec:
-        shape = rec.datum(self.which).shape
-        if shape is not None:
-            on_struct = self._on_struct(rec, shape)
-            if on_struct is not None:
-                return on_struct
+        if (edited_struct := on_struct(rec, self.which, self._on_struct)) is not None:
+            return edited_struct
         op = operand(rec, self.which)
         rec = require_object(rec, op, "field replacement", self.class_name, allow_null=True)
         k, v = x.fresh("k"), x.fresh("v")

@@ -32,12 +32,11 @@ from tests.conftest import worker_props
 from tests.helpers import read_topic, topic_size, unique, wait_for
 from tests.it.postgres import Postgres, postgres_server  # noqa: F401 (the session fixture)
 from tests.support.connect_peer import ConnectPeer
-from tests.support.java_plugins import plugin_dir, plugins_root
+from tests.support.java_plugins import debezium_postgres_config, plugin_dir, plugins_root
 from tests.worker_process import WorkerProcess
 
 pytestmark = pytest.mark.kafka
 
-POSTGRES = "io.debezium.connector.postgresql.PostgresConnector"
 # Both workers write offsets every second, so a test need not wait Connect's default minute for them.
 FLUSH = {"offset.flush.interval.ms": "1000"}
 RUN_ID = "__debezium.context.runId"
@@ -93,25 +92,9 @@ def sparklink(kafka: KafkaCluster, tmp_path_factory: pytest.TempPathFactory) -> 
 
 def _config(postgres: Postgres, prefix: str, table: str, run: str) -> dict[str, str]:
     """The connector config, the same on both workers but for the slot, the publication and the topic."""
-    ident = prefix.replace("-", "_")
+    slot = f"{prefix.replace('-', '_')}_{run}"
     return {
-        "connector.class": POSTGRES,
-        "database.hostname": postgres.host,
-        "database.port": str(postgres.port),
-        "database.user": postgres.user,
-        "database.password": postgres.password,
-        "database.dbname": postgres.dbname,
-        "topic.prefix": prefix,
-        "table.include.list": f"public.{table}",
-        "plugin.name": "pgoutput",
-        "slot.name": f"{ident}_{run}",
-        "publication.name": f"{ident}_{run}",
-        "publication.autocreate.mode": "filtered",
-        "snapshot.mode": "initial",
-        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "key.converter.schemas.enable": "true",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "value.converter.schemas.enable": "true",
+        **debezium_postgres_config(postgres, prefix, table, slot=slot, schemas=True),
         # A header from Apache's InsertHeader (Debezium itself adds none), so headers are compared too.
         "transforms": "origin,route",
         "transforms.origin.type": "org.apache.kafka.connect.transforms.InsertHeader",
@@ -120,7 +103,6 @@ def _config(postgres: Postgres, prefix: str, table: str, run: str) -> dict[str, 
         "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
         "transforms.route.regex": "(.*)",
         "transforms.route.replacement": f"$1.{run}",
-        "tasks.max": "1",
     }
 
 

@@ -28,13 +28,19 @@ from sparklink.platform.kafka import KafkaCluster
 from tests.conftest import TEST_PLUGIN_PATH, worker_props
 from tests.helpers import create_topic, read_topic, topic_size, unique, wait_for
 from tests.it.postgres import Postgres, postgres_server  # noqa: F401 (the session fixture)
-from tests.support.java_plugins import compile_plugin, plugin_dir, plugins_root
+from tests.support.java_plugins import (
+    DEBEZIUM_POSTGRES,
+    compile_plugin,
+    debezium_postgres_config,
+    plugin_dir,
+    plugins_root,
+)
 from tests.worker_process import WorkerProcess
 
 MARKER = "sparklink_import_marker"
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
-POSTGRES = "io.debezium.connector.postgresql.PostgresConnector"
+POSTGRES = DEBEZIUM_POSTGRES
 STRINGS = {
     "key.converter": "org.apache.kafka.connect.storage.StringConverter",
     "value.converter": "org.apache.kafka.connect.storage.StringConverter",
@@ -368,26 +374,7 @@ def test_apache_file_connectors_from_plugin_path_keep_the_workers_file_rules(
 
 # ---------------------------------------------------------------------------------------- Debezium
 def _debezium(postgres: Postgres, prefix: str, table: str) -> dict[str, str]:
-    return {
-        "connector.class": POSTGRES,
-        "database.hostname": postgres.host,
-        "database.port": str(postgres.port),
-        "database.user": postgres.user,
-        "database.password": postgres.password,
-        "database.dbname": postgres.dbname,
-        "topic.prefix": prefix,
-        "table.include.list": f"public.{table}",
-        "plugin.name": "pgoutput",
-        "slot.name": prefix.replace("-", "_"),
-        "publication.name": f"{prefix.replace('-', '_')}_pub",
-        "publication.autocreate.mode": "filtered",
-        "snapshot.mode": "initial",
-        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "key.converter.schemas.enable": "false",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "value.converter.schemas.enable": "false",
-        "tasks.max": "1",
-    }
+    return debezium_postgres_config(postgres, prefix, table, slot=prefix.replace("-", "_"))
 
 
 def test_debezium_validate_without_database_hostname_answers_with_debeziums_own_error(

@@ -9,10 +9,17 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from sparklink.platform import artifacts
+
+if TYPE_CHECKING:
+    from tests.it.postgres import Postgres
+
+DEBEZIUM_POSTGRES = "io.debezium.connector.postgresql.PostgresConnector"
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 
 
 def plugins_root() -> Path:
@@ -69,3 +76,32 @@ def compile_plugin(
         return jar
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def debezium_postgres_config(
+    postgres: Postgres, prefix: str, table: str, *, slot: str, schemas: bool = False
+) -> dict[str, str]:
+    """A Debezium PostgreSQL connector config for one table of the test database over `pgoutput`, with
+    JsonConverter keys and values (`schemas` on or off); `slot` names its replication slot and its publication,
+    which must differ between connectors reading the same database at the same time."""
+    enabled = "true" if schemas else "false"
+    return {
+        "connector.class": DEBEZIUM_POSTGRES,
+        "database.hostname": postgres.host,
+        "database.port": str(postgres.port),
+        "database.user": postgres.user,
+        "database.password": postgres.password,
+        "database.dbname": postgres.dbname,
+        "topic.prefix": prefix,
+        "table.include.list": f"public.{table}",
+        "plugin.name": "pgoutput",
+        "slot.name": slot,
+        "publication.name": slot,
+        "publication.autocreate.mode": "filtered",
+        "snapshot.mode": "initial",
+        "key.converter": JSON_CONVERTER,
+        "key.converter.schemas.enable": enabled,
+        "value.converter": JSON_CONVERTER,
+        "value.converter.schemas.enable": enabled,
+        "tasks.max": "1",
+    }

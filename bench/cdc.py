@@ -28,7 +28,8 @@ empty table and the start of streaming are not measured), and `--warmup` seconds
 
 CPU: user+system seconds of each system's process tree (sparklink: the worker and its Spark JVM, where the
 Debezium task runs; Apache: the Connect JVM) per 1,000 rows, for each phase; peak RSS of the tree over the
-whole run (`bench.mirror.Sampler`). Not counted: PostgreSQL's walsender decoding the WAL, the broker, the
+whole run (`bench.mirror.Sampler`). The latency phase's CPU includes what each system spends between
+rows at that modest rate (its idle cost). Not counted: PostgreSQL's walsender decoding the WAL, the broker, the
 writer and the consumer (all shared by both systems).
 
 Caveats:

@@ -1,8 +1,9 @@
 """What every sparklink-vs-Apache benchmark shares: the worker under test, one local broker for all
 systems measured in turn, the JSON report, CPU accounting by process tree, and a clean stop.
 
-Used by bench.rest_and_restart, bench.transforms and bench.idle. Each names its systems, how to start
-one and what to measure on it; `run_systems` does the rest and keeps the workers' logs if it fails.
+Used by bench.rest_and_restart, bench.transforms, bench.idle, bench.sink, bench.scale and bench.cdc. Each names
+its systems, how to start one and what to measure on it; `run_systems` does the rest and keeps the workers' logs
+if it fails.
 """
 
 from __future__ import annotations

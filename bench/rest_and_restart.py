@@ -38,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from importlib import metadata
 from pathlib import Path
@@ -90,8 +90,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 # ---------------------------------------------------------------------------------------- systems
-def start_sparklink(work: Path, bootstrap: str, timeout: float) -> System:
-    """The `sparklink worker` CLI as a subprocess with a worker.properties of its own."""
+def start_sparklink(work: Path, bootstrap: str, timeout: float, extra: Mapping[str, str] | None = None) -> System:
+    """The `sparklink worker` CLI as a subprocess with a worker.properties of its own (plus `extra`, e.g.
+    `plugin.path`)."""
     group = f"bench-sparklink-{int(time.time())}"
     port = ports.free_port()
     work.mkdir(parents=True, exist_ok=True)
@@ -109,6 +110,7 @@ def start_sparklink(work: Path, bootstrap: str, timeout: float) -> System:
         "rest.host.name": "127.0.0.1",
         "rest.port": str(port),
         "sparklink.state.dir": str(work / "state"),
+        **(extra or {}),
     }
     properties = work / "worker.properties"
     properties.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
@@ -127,7 +129,15 @@ def start_sparklink(work: Path, bootstrap: str, timeout: float) -> System:
     return System("sparklink", url, f"{group}-status", info, took, pid, functools.partial(process.stop, pid, 30))
 
 
-def start_apache(work: Path, bootstrap: str, heap: str, plugin_jars: tuple[Path, ...], timeout: float) -> System:
+def start_apache(
+    work: Path,
+    bootstrap: str,
+    heap: str,
+    plugin_jars: tuple[Path, ...],
+    timeout: float,
+    extra: Mapping[str, str] | None = None,
+) -> System:
+    """Apache Connect distributed (the reference peer), with `extra` worker properties over the bench's."""
     group = f"bench-apache-{int(time.time())}"
     peer = ConnectPeer(
         work,
@@ -139,6 +149,7 @@ def start_apache(work: Path, bootstrap: str, heap: str, plugin_jars: tuple[Path,
             "offset.storage.partitions": "1",
             "status.storage.partitions": "1",
             "offset.flush.interval.ms": "10000",
+            **(extra or {}),
         },
     )
     began = time.perf_counter()

@@ -6,7 +6,8 @@ so Debezium's PostgreSQL connector can stream changes (pgoutput). PostgreSQL ref
 as root, so under root both run as the package's `postgres` user, which then owns the directory. The
 server is stopped (fast shutdown) and the directory removed at the end of the session.
 
-Use it by importing the fixture into a test module: `from tests.it.postgres import postgres_server`.
+Use it by importing the fixture into a test module: `from tests.it.postgres import postgres_server`;
+outside pytest (bench.cdc), `with running_postgres() as server: ...`.
 """
 
 from __future__ import annotations
@@ -92,6 +93,14 @@ def _accepts_connections(server: Postgres, process: subprocess.Popen[bytes], log
 
 @pytest.fixture(scope="session", name="postgres")
 def postgres_server() -> Iterator[Postgres]:
+    with running_postgres() as server:
+        yield server
+
+
+@contextlib.contextmanager
+def running_postgres() -> Iterator[Postgres]:
+    """The server of `postgres_server`, for a caller outside pytest (bench.cdc): started on entry, stopped
+    and its directory removed on exit."""
     bin_dir = _bin_dir()
     as_postgres = _run_as()
     base = Path(tempfile.mkdtemp(prefix="sparklink-test-postgres-"))

@@ -1,0 +1,162 @@
+"""Fetches a KafkaConnect's `spec.build.plugins` for the local runtime: what Strimzi's image build does,
+as a directory the workers' `plugin.path` names instead of an image.
+
+Layout: `<root>/<build digest>/<plugin name>/<hash stub>/...` (Strimzi's `/opt/kafka/plugins/<plugin
+name>/<hash stub>/`, see `model.connect_build`), so `<root>/<build digest>` is one plugin.path entry whose
+subdirectories are Connect's plugin locations. A build is fetched into a temporary directory beside it and
+renamed into place only when every artifact arrived, matched its `sha512sum` and unpacked safely: a
+directory named by a digest is complete, which is also the stamp that an unchanged build needs nothing
+fetched again. A new build gets a new directory (so the workers' plugin.path changes and they restart);
+`prune` removes the others once the workers run on the new one.
+
+Downloads are http(s) only (the model refuses other schemes; httpx has no file:// transport anyway, so a
+redirect cannot reach one either), capped at `MAX_DOWNLOAD_BYTES`, verified against `sha512sum` when given.
+Archives go through `archives`, which refuses members that would land outside their directory.
+Messages name artifacts by URL without user info or query (`display_url`), so no credential reaches a log
+or condition. Caller: `reconcile.connect_build`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import shutil
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+import httpx
+
+from sparklink.operator.hosting import archives
+from sparklink.operator.model.connect_build import Artifact, Build, display_url
+from sparklink.operator.model.resources import Key
+
+log = logging.getLogger("sparklink.operator.hosting")
+
+MAX_DOWNLOAD_BYTES = 512 * 1024 * 1024  # one artifact; Connect plugins with dependencies stay well below
+TIMEOUT_SECONDS = 60.0
+STAMP = "build.json"
+
+
+class BuildFailure(Exception):
+    """An artifact could not be installed; `reason` is the condition's reason, the message says what to do."""
+
+    def __init__(self, reason: str, message: str, retriable: bool = False) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+        self.retriable = retriable  # worth another try later (the network), unlike a wrong checksum
+
+
+class LocalPluginBuilder:
+    def __init__(self, state_dir: Path) -> None:
+        self.state_dir = Path(state_dir)
+
+    def root(self, key: Key) -> Path:
+        return self.state_dir / key.namespace / key.kind / key.name / "plugins"
+
+    def installed(self, key: Key, build: Build) -> Path | None:
+        """The build's directory when it is complete (nothing to fetch), else None."""
+        path = self.root(key) / build.digest()
+        return path if (path / STAMP).is_file() else None
+
+    def latest(self, key: Key) -> Path | None:
+        """The most recently installed build (what the workers run while a new build is unusable)."""
+        root = self.root(key)
+        done = (
+            [p for p in root.glob("*") if not p.name.startswith(".") and (p / STAMP).is_file()] if root.exists() else []
+        )
+        return max(done, key=lambda p: (p / STAMP).stat().st_mtime, default=None)
+
+    def fetch(self, key: Key, build: Build) -> Path:
+        """Install `build` (idempotent); BuildFailure naming the artifact, with nothing left in plugin.path."""
+        done = self.installed(key, build)
+        if done is not None:
+            return done
+        root = self.root(key)
+        root.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f".{build.digest()}-", dir=root))
+        try:
+            for plugin in build.plugins:
+                for artifact in plugin.artifacts:
+                    target = work / plugin.name / artifact.hash_stub
+                    target.mkdir(parents=True, exist_ok=True)
+                    _install(artifact, target, work)
+            (work / STAMP).write_text(json.dumps([asdict(p) for p in build.plugins], sort_keys=True))
+            final = root / build.digest()
+            shutil.rmtree(final, ignore_errors=True)  # an incomplete leftover (no stamp) of an earlier try
+            work.rename(final)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        log.info("%s: installed spec.build (%d plugins) in %s", key, len(build.plugins), final)
+        return final
+
+    def prune(self, key: Key, keep: Path | None) -> None:
+        """Remove every build directory but `keep` (the one the workers now run with)."""
+        root = self.root(key)
+        if not root.exists():
+            return
+        for path in root.iterdir():
+            if path != keep:
+                shutil.rmtree(path, ignore_errors=True)
+
+    def remove(self, key: Key) -> None:
+        shutil.rmtree(self.root(key), ignore_errors=True)
+
+
+def _install(artifact: Artifact, target: Path, work: Path) -> None:
+    name = artifact.stored_name
+    download = target / name if name is not None else work / f".{artifact.hash_stub}.{artifact.type}"
+    _download(artifact, download)
+    if name is not None:
+        return
+    try:
+        if artifact.type == "tgz":
+            archives.unpack_tgz(download, target)
+        else:
+            archives.unpack_zip(download, target)
+    except archives.UnsafeArchive as exc:
+        what = f"{artifact.type} artifact {display_url(artifact.source)}"
+        raise BuildFailure("UnsafeArchive", f"{what} was refused: {exc}; nothing was installed") from None
+    finally:
+        download.unlink(missing_ok=True)
+
+
+def _download(artifact: Artifact, path: Path) -> None:
+    url = artifact.source
+    shown = display_url(url)
+    digest = hashlib.sha512()
+    size = 0
+    try:
+        with (
+            httpx.Client(follow_redirects=True, verify=not artifact.insecure, timeout=TIMEOUT_SECONDS) as client,
+            client.stream("GET", url) as response,
+        ):
+            if response.status_code != 200:
+                raise BuildFailure(
+                    "DownloadFailed",
+                    f"{artifact.type} artifact {shown} answered HTTP {response.status_code}: check its URL",
+                    retriable=response.status_code >= 500,
+                )
+            with path.open("wb") as out:
+                for chunk in response.iter_bytes():
+                    size += len(chunk)
+                    if size > MAX_DOWNLOAD_BYTES:
+                        raise BuildFailure(
+                            "DownloadTooLarge",
+                            f"{artifact.type} artifact {shown} is larger than {MAX_DOWNLOAD_BYTES} bytes",
+                        )
+                    digest.update(chunk)
+                    out.write(chunk)
+    except httpx.HTTPError as exc:
+        # The exception's text can hold the full URL: say only its kind.
+        raise BuildFailure(
+            "DownloadFailed", f"{artifact.type} artifact {shown} could not be fetched ({type(exc).__name__})", True
+        ) from None
+    if artifact.sha512sum is not None and digest.hexdigest() != artifact.sha512sum:
+        raise BuildFailure(
+            "ChecksumMismatch",
+            f"{artifact.type} artifact {shown} does not match its sha512sum (got {digest.hexdigest()[:16]}...): "
+            "nothing was installed; correct the sha512sum or the URL",
+        )

@@ -158,3 +158,14 @@ def test_the_kubernetes_runtime_builds_nothing_and_says_so_while_the_rest_reconc
     assert kinds(status) == [("Ready", None), ("Warning", "BuildNotSupported")]
     assert "no container image is built" in status["conditions"][1]["message"]
     assert host.ensured[-1].plugin_path == "" and status["url"] == "https://127.0.0.1:8083"
+
+
+def test_a_failed_build_is_not_fetched_again_on_every_reconcile(tmp_path: Path, server: ArtifactServer) -> None:
+    store, _host, deps = setup(tmp_path)
+    bad = {"type": "jar", "url": server.put("a.jar", JAR), "sha512sum": "0" * 128}
+    build = {"plugins": [{"name": "pp", "artifacts": [bad]}]}
+    assert kinds(reconcile(store, deps, build)) == [("NotReady", "ChecksumMismatch")]
+    assert kinds(reconcile(store, deps, build)) == [("NotReady", "ChecksumMismatch")]
+    assert server.requests["/a.jar"] == 1
+    fixed = {"plugins": [{"name": "pp", "artifacts": [{**bad, "sha512sum": sha512(JAR)}]}]}
+    assert kinds(reconcile(store, deps, fixed)) == [("Ready", None)] and server.requests["/a.jar"] == 2

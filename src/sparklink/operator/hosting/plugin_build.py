@@ -23,6 +23,7 @@ import json
 import logging
 import shutil
 import tempfile
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -36,6 +37,10 @@ log = logging.getLogger("sparklink.operator.hosting")
 
 MAX_DOWNLOAD_BYTES = 512 * 1024 * 1024  # one artifact; Connect plugins with dependencies stay well below
 TIMEOUT_SECONDS = 60.0
+# How long a failed build is not tried again: a network failure soon, a wrong checksum or a 404 later (the
+# resource's build changing, or the operator restarting, tries at once).
+RETRY_NETWORK_SECONDS = 30.0
+RETRY_FAILED_SECONDS = 300.0
 STAMP = "build.json"
 
 
@@ -52,6 +57,9 @@ class BuildFailure(Exception):
 class LocalPluginBuilder:
     def __init__(self, state_dir: Path) -> None:
         self.state_dir = Path(state_dir)
+        # A build that failed, by (resource, build digest): reconciles come often (every connector change), and a
+        # failed build is not downloaded again for a while, only when it changes or its time is up.
+        self._failed: dict[tuple[Key, str], tuple[BuildFailure, float]] = {}
 
     def root(self, key: Key) -> Path:
         return self.state_dir / key.namespace / key.kind / key.name / "plugins"
@@ -69,11 +77,31 @@ class LocalPluginBuilder:
         )
         return max(done, key=lambda p: (p / STAMP).stat().st_mtime, default=None)
 
+    def failed(self, key: Key, build: Build) -> BuildFailure | None:
+        """The failure of `build`'s last try while it is too recent to try again (see `RETRY_*_SECONDS`)."""
+        remembered = self._failed.get((key, build.digest()))
+        if remembered is None:
+            return None
+        failure, at = remembered
+        wait = RETRY_NETWORK_SECONDS if failure.retriable else RETRY_FAILED_SECONDS
+        return failure if time.monotonic() - at < wait else None
+
     def fetch(self, key: Key, build: Build) -> Path:
         """Install `build` (idempotent); BuildFailure naming the artifact, with nothing left in plugin.path."""
         done = self.installed(key, build)
         if done is not None:
             return done
+        recent = self.failed(key, build)
+        if recent is not None:
+            raise recent
+        try:
+            return self._fetch(key, build)
+        except BuildFailure as exc:
+            self._failed = {k: v for k, v in self._failed.items() if k[0] != key}
+            self._failed[(key, build.digest())] = (exc, time.monotonic())
+            raise
+
+    def _fetch(self, key: Key, build: Build) -> Path:
         root = self.root(key)
         root.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=f".{build.digest()}-", dir=root))
@@ -102,6 +130,7 @@ class LocalPluginBuilder:
                 shutil.rmtree(path, ignore_errors=True)
 
     def remove(self, key: Key) -> None:
+        self._failed = {k: v for k, v in self._failed.items() if k[0] != key}
         shutil.rmtree(self.root(key), ignore_errors=True)
 
 

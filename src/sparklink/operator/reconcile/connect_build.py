@@ -9,7 +9,8 @@ What the step decides:
 - an invalid build: its Warnings, nothing fetched, and the workers keep the last build installed;
 - a build not fetched yet: a NotReady `BuildInProgress` status is written first (fetching can take a
   while), then the fetch; a failed fetch is NotReady naming the artifact and what to do, the workers keep
-  the last build installed, and a network failure is tried again later.
+  the last build installed, and the build is tried again later (`hosting.plugin_build`: after 30 s for a
+  network failure, 5 minutes for a wrong checksum or a missing file; at once when the build changes).
 Called by `reconcile.kafka_connect`.
 """
 
@@ -28,7 +29,7 @@ from sparklink.operator.reconcile.context import Deps
 
 log = logging.getLogger("sparklink.operator")
 
-# How soon to try a fetch again that failed on the network or a server error.
+# How soon to look again at a build that failed (the fetcher decides whether it is time to try it again).
 RETRY_SECONDS = 30.0
 NOT_BUILT = (
     "spec.build is not built by the Kubernetes runtime: no container image is built or pushed, and the workers "
@@ -59,7 +60,8 @@ def prepare(deps: Deps, resource: Resource) -> BuildStep:
     installed = builder.installed(resource.key, parsed.build)
     if installed is not None:
         return BuildStep(str(installed), warnings=parsed.notes)
-    _building(deps, resource, parsed.build)
+    if builder.failed(resource.key, parsed.build) is None:  # a fetch will run: say so first
+        _building(deps, resource, parsed.build)
     try:
         path = builder.fetch(resource.key, parsed.build)
     except BuildFailure as exc:
@@ -68,7 +70,7 @@ def prepare(deps: Deps, resource: Resource) -> BuildStep:
             _path(builder.latest(resource.key)),
             not_ready(exc.reason, exc.message),
             parsed.notes,
-            RETRY_SECONDS if exc.retriable else None,
+            RETRY_SECONDS,
         )
     return BuildStep(str(path), warnings=parsed.notes)
 

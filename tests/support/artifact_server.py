@@ -40,6 +40,7 @@ class ArtifactServer:
         """A jar in Maven's repository layout; returns the repository URL."""
         base = f"maven/{group.replace('.', '/')}/{artifact}/{version}/{artifact}-{version}"
         self.put(f"{base}.jar", jar)
+        self.put(f"{base}.jar.sha1", hashlib.sha1(jar).hexdigest().encode())
         self.put(f"{base}.pom", f"<project><artifactId>{artifact}</artifactId></project>".encode())
         return self.url("maven/")
 

@@ -145,3 +145,9 @@ def test_maven_mirrors_and_include_scope_are_ignored_with_a_warning() -> None:
 def test_a_url_shown_in_a_message_keeps_no_credentials_or_query() -> None:
     url = "https://user:s3cret@example.com:8443/repo/a.jar?token=t0ken"
     assert display_url(url) == "https://example.com:8443/repo/a.jar"
+
+
+def test_a_build_may_hold_only_so_many_artifacts() -> None:
+    many = [{"type": "jar", "url": f"https://example.com/{i}.jar"} for i in range(201)]
+    assert any("201 artifacts, more than the 200" in m for m in messages({"plugins": [plugin("pp", *many)]}))
+    assert parse({"plugins": [plugin("pp", *many[:200])]}).build is not None

@@ -92,7 +92,7 @@ def test_every_artifact_type_is_installed_in_strimzis_layout_once(tmp_path: Path
     assert (plugin / stub("org.example/conn/1.0") / "conn-1.0.jar").read_bytes() == b"maven-jar"
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # no temporary directory left
     fetched = sum(server.requests.values())
-    assert fetched == 5
+    assert fetched == 6  # five artifacts, and the maven jar's .sha1
     # Unchanged: nothing is fetched again, and the workers get the same directory (so they are not restarted).
     assert kinds(reconcile(store, deps, build)) == [("Ready", None)]
     assert sum(server.requests.values()) == fetched and host.ensured[-1].plugin_path == str(path)
@@ -169,3 +169,16 @@ def test_a_failed_build_is_not_fetched_again_on_every_reconcile(tmp_path: Path, 
     assert server.requests["/a.jar"] == 1
     fixed = {"plugins": [{"name": "pp", "artifacts": [{**bad, "sha512sum": sha512(JAR)}]}]}
     assert kinds(reconcile(store, deps, fixed)) == [("Ready", None)] and server.requests["/a.jar"] == 2
+
+
+def test_a_maven_jar_that_does_not_match_its_repositorys_sha1_is_refused(
+    tmp_path: Path, server: ArtifactServer
+) -> None:
+    store, _host, deps = setup(tmp_path)
+    repo = server.put_maven("org.example", "conn", "1.0", b"maven-jar")
+    server.put("maven/org/example/conn/1.0/conn-1.0.jar.sha1", b"0" * 40 + b"  conn-1.0.jar\n")
+    art = {"type": "maven", "group": "org.example", "artifact": "conn", "version": "1.0", "repository": repo}
+    status = reconcile(store, deps, {"plugins": [{"name": "pp", "artifacts": [art]}]})
+    assert kinds(status) == [("NotReady", "ChecksumMismatch")]
+    assert "conn-1.0.jar.sha1" in status["conditions"][0]["message"]
+    assert list((tmp_path / "state").rglob("*.jar")) == []

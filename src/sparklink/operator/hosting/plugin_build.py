@@ -153,39 +153,56 @@ def _install(artifact: Artifact, target: Path, work: Path) -> None:
 
 
 def _download(artifact: Artifact, path: Path) -> None:
+    """Fetch the artifact to `path`, checked against its `sha512sum` (a maven jar: against its repository's
+    `.sha1` file, when the repository has one, as Maven checks it)."""
     url = artifact.source
     shown = display_url(url)
-    digest = hashlib.sha512()
-    size = 0
+    sha512, sha1 = hashlib.sha512(), hashlib.sha1()
     try:
-        with (
-            httpx.Client(follow_redirects=True, verify=not artifact.insecure, timeout=TIMEOUT_SECONDS) as client,
-            client.stream("GET", url) as response,
-        ):
-            if response.status_code != 200:
-                raise BuildFailure(
-                    "DownloadFailed",
-                    f"{artifact.type} artifact {shown} answered HTTP {response.status_code}: check its URL",
-                    retriable=response.status_code >= 500,
-                )
-            with path.open("wb") as out:
+        with httpx.Client(follow_redirects=True, verify=not artifact.insecure, timeout=TIMEOUT_SECONDS) as client:
+            with client.stream("GET", url) as response, path.open("wb") as out:
+                _answered(artifact, shown, response.status_code)
+                size = 0
                 for chunk in response.iter_bytes():
                     size += len(chunk)
                     if size > MAX_DOWNLOAD_BYTES:
-                        raise BuildFailure(
-                            "DownloadTooLarge",
-                            f"{artifact.type} artifact {shown} is larger than {MAX_DOWNLOAD_BYTES} bytes",
-                        )
-                    digest.update(chunk)
+                        text = f"{artifact.type} artifact {shown} is larger than {MAX_DOWNLOAD_BYTES} bytes"
+                        raise BuildFailure("DownloadTooLarge", text)
+                    sha512.update(chunk)
+                    sha1.update(chunk)
                     out.write(chunk)
+            published = _published_sha1(client, url) if artifact.type == "maven" else None
     except httpx.HTTPError as exc:
         # The exception's text can hold the full URL: say only its kind.
         raise BuildFailure(
             "DownloadFailed", f"{artifact.type} artifact {shown} could not be fetched ({type(exc).__name__})", True
         ) from None
-    if artifact.sha512sum is not None and digest.hexdigest() != artifact.sha512sum:
+    if artifact.sha512sum is not None and sha512.hexdigest() != artifact.sha512sum:
         raise BuildFailure(
             "ChecksumMismatch",
-            f"{artifact.type} artifact {shown} does not match its sha512sum (got {digest.hexdigest()[:16]}...): "
+            f"{artifact.type} artifact {shown} does not match its sha512sum (got {sha512.hexdigest()[:16]}...): "
             "nothing was installed; correct the sha512sum or the URL",
         )
+    if published is not None and sha1.hexdigest() != published:
+        raise BuildFailure(
+            "ChecksumMismatch",
+            f"maven artifact {shown} does not match the repository's {display_url(url)}.sha1: nothing was "
+            "installed; check the repository",
+        )
+
+
+def _answered(artifact: Artifact, shown: str, status: int) -> None:
+    if status != 200:
+        text = f"{artifact.type} artifact {shown} answered HTTP {status}: check its URL"
+        if artifact.type == "maven":
+            text += ", repository and coordinates"
+        raise BuildFailure("DownloadFailed", text, retriable=status >= 500)
+
+
+def _published_sha1(client: httpx.Client, url: str) -> str | None:
+    """The SHA-1 a Maven repository publishes beside a file (`<file>.sha1`), or None when it has none."""
+    response = client.get(f"{url}.sha1")
+    if response.status_code != 200 or len(response.content) > 1024:
+        return None
+    words = response.text.split()
+    return words[0].lower() if words and len(words[0]) == 40 else None

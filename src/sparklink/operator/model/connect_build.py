@@ -36,6 +36,7 @@ GROUP = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
 TYPES = ("jar", "tgz", "zip", "maven", "other")
 DEFAULT_REPOSITORY = "https://repo1.maven.org/maven2/"
 REASON = "InvalidBuild"
+MAX_ARTIFACTS = 200  # in one build: each is a download, so a resource cannot ask for an unbounded number
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,9 @@ def parse(spec_build: Any) -> Parsed:
                 artifacts.append(artifact)
         if name is not None:
             plugins.append(Plugin(name, tuple(artifacts)))
+    count = sum(len(p.artifacts) for p in plugins)
+    if count > MAX_ARTIFACTS:
+        problems.append(f"spec.build.plugins has {count} artifacts, more than the {MAX_ARTIFACTS} one build may hold")
     if problems:
         return _refused(problems)
     return Parsed(Build(tuple(plugins)), (), tuple(notes))

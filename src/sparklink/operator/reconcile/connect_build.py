@@ -60,12 +60,14 @@ def prepare(deps: Deps, resource: Resource) -> BuildStep:
     installed = builder.installed(resource.key, parsed.build)
     if installed is not None:
         return BuildStep(str(installed), warnings=parsed.notes)
-    if builder.failed(resource.key, parsed.build) is None:  # a fetch will run: say so first
+    fresh = builder.failed(resource.key, parsed.build) is None  # else the last failure stands for a while
+    if fresh:  # a fetch will run: say so first
         _building(deps, resource, parsed.build)
     try:
         path = builder.fetch(resource.key, parsed.build)
     except BuildFailure as exc:
-        log.warning("%s: spec.build failed: %s", resource.key, exc.message)
+        if fresh:
+            log.warning("%s: spec.build failed: %s", resource.key, exc.message)
         return BuildStep(
             _path(builder.latest(resource.key)),
             not_ready(exc.reason, exc.message),

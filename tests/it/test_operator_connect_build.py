@@ -103,7 +103,10 @@ def test_built_plugins_are_installed_listed_in_the_status_and_run_a_connector(
     assert sorted(jars) == ["file-jar", "file-maven", "file-tgz", "file-zip"]
     assert all(p.read_bytes() == jar for p in jars.values())
     assert jars["file-maven"].name == "connect-file-4.3.1.jar"
-    # The workers run with it: Connect lists the jar's connectors, and so does the status.
+    # The workers run with it on plugin.path (after the operator's own entry): Connect lists the jar's connectors,
+    # and so does the status.
+    properties = operator_process.worker_log("KafkaConnect", CONNECT).with_name("worker.properties").read_text()
+    assert f",{installed}\n" in properties
     listed = {(p["class"], p.get("version")) for p in connect["status"].get("connectorPlugins", [])}
     assert (FILE_SOURCE, "4.3.1") in listed, sorted(listed)
     with operator_process.rest("KafkaConnect", CONNECT) as rest:

@@ -109,8 +109,12 @@ class LocalPluginBuilder:
             for plugin in build.plugins:
                 for artifact in plugin.artifacts:
                     target = work / plugin.name / artifact.hash_stub
-                    target.mkdir(parents=True, exist_ok=True)
-                    _install(artifact, target, work)
+                    try:
+                        target.mkdir(parents=True, exist_ok=True)
+                        _install(artifact, target, work)
+                    except OSError as exc:  # the operator's disk (full, permissions): worth another try later
+                        text = f"plugin {plugin.name} could not be written to {root}: {exc.strerror}"
+                        raise BuildFailure("BuildFailed", text, retriable=True) from None
             (work / STAMP).write_text(json.dumps([asdict(p) for p in build.plugins], sort_keys=True))
             final = root / build.digest()
             shutil.rmtree(final, ignore_errors=True)  # an incomplete leftover (no stamp) of an earlier try

@@ -5,7 +5,7 @@ installed where, what the workers are given, and the conditions each case writes
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from sparklink.operator.hosting import HostState
 from sparklink.operator.hosting.plugin_build import STAMP, LocalPluginBuilder
 from sparklink.operator.metrics import OperatorMetrics
 from sparklink.operator.model.autorestart import BackOff
+from sparklink.operator.model.resources import Resource
 from sparklink.operator.reconcile import kafka_connect
 from sparklink.operator.reconcile.context import Deps
 from tests.support.artifact_server import ArtifactServer, artifact_server, sha512, tgz, zipped
@@ -182,3 +183,29 @@ def test_a_maven_jar_that_does_not_match_its_repositorys_sha1_is_refused(
     assert kinds(status) == [("NotReady", "ChecksumMismatch")]
     assert "conn-1.0.jar.sha1" in status["conditions"][0]["message"]
     assert list((tmp_path / "state").rglob("*.jar")) == []
+
+
+class RecordingStore(MemoryStore):
+    """Keeps every status written, to see what the resource said while its build was fetched."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.statuses: list[dict[str, Any]] = []
+
+    def write_status(self, resource: Resource, status: Mapping[str, Any]) -> None:
+        self.statuses.append(dict(status))
+        super().write_status(resource, status)
+
+
+def test_while_a_build_is_fetched_the_status_says_so(tmp_path: Path, server: ArtifactServer) -> None:
+    _store, _host, deps = setup(tmp_path)
+    store = RecordingStore()
+    deps.store = store
+    build = {"plugins": [{"name": "pp", "artifacts": [{"type": "jar", "url": server.put("a.jar", JAR)}]}]}
+    reconcile(store, deps, build)
+    fetching, done = store.statuses
+    assert kinds(fetching) == [("NotReady", "BuildInProgress")]
+    assert fetching["conditions"][0]["message"] == "Fetching spec.build: 1 plugins (pp), 1 artifacts"
+    assert kinds(done) == [("Ready", None)]
+    reconcile(store, deps, build)  # installed: nothing to fetch, nothing said about fetching
+    assert [kinds(s) for s in store.statuses[2:]] == [[("Ready", None)]]

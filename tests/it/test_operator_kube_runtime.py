@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +16,17 @@ import yaml
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
+from sparklink.operator.clock import SystemClock
 from sparklink.operator.hosting.kafka_kubernetes import PODSET_GROUP, PODSET_VERSION, PODSETS, KubernetesKafkaHost
 from sparklink.operator.hosting.kubernetes import KubernetesWorkerHost
 from sparklink.operator.hosting.rest_tls import OperatorIdentity
 from sparklink.operator.kube.store import KubeStore
+from sparklink.operator.metrics import OperatorMetrics
 from sparklink.operator.model import kafka, workers
+from sparklink.operator.model.autorestart import BackOff
 from sparklink.operator.model.resources import Resource
-from sparklink.operator.reconcile.context import load_config_model
+from sparklink.operator.reconcile import kafka_connect
+from sparklink.operator.reconcile.context import Deps, load_config_model
 from sparklink.operator.reconcile.kafka_ca import reconcile_cas
 from tests.helpers import wait_for
 from tests.it.operator_fixtures import Kube, kafka_connect_body
@@ -130,6 +134,34 @@ def test_deployment_service_and_config_map_validate_and_are_owned(
         )
 
     wait_for(collected, 120, "the garbage collector to delete what the KafkaConnect owned")
+
+
+def test_spec_build_builds_no_image_and_says_so_while_the_workers_objects_are_made(
+    kube_api: k8s.ApiClient, kubeobj: Kube, tmp_path: Path
+) -> None:
+    body = kafka_connect_body("built", "my-cluster-kafka-bootstrap:9092")
+    jar = {"type": "jar", "url": "https://example.org/plugin.jar"}
+    body["spec"]["build"] = {
+        "output": {"type": "docker", "image": "x/y:z"},
+        "plugins": [{"name": "pp", "artifacts": [jar]}],
+    }
+    key = Resource.from_json(kubeobj.create(body)).key
+    identity = OperatorIdentity(tmp_path / "rest-client")
+    runtime = KubernetesWorkerHost(
+        kube_api, image="example.org/sparklink:test", operator_namespace=kubeobj.ns, identity=identity
+    )
+    store = KubeStore(kube_api)
+    deps = Deps(
+        store, runtime, SystemClock(), BackOff(timedelta(minutes=1)), OperatorMetrics(), connect=identity.connect
+    )
+    kafka_connect.reconcile(deps, key)  # the Kubernetes runtime's Deps have no plugin builder
+    status = kubeobj.get("KafkaConnect", "built")["status"]
+    reasons = [(c["type"], c.get("reason")) for c in status["conditions"]]
+    assert reasons == [("NotReady", "Creating"), ("Warning", "BuildNotSupported")]  # no kubelets: pods stay Pending
+    assert "no container image is built" in status["conditions"][1]["message"]
+    deployment = k8s.AppsV1Api(kube_api).read_namespaced_deployment("built-connect", kubeobj.ns)
+    assert deployment.spec.template.spec.containers[0].image == "example.org/sparklink:test"
+    kubeobj.delete("KafkaConnect", "built")
 
 
 def test_a_group_with_credentials_gets_a_role_for_exactly_its_secrets_and_loses_it_without(

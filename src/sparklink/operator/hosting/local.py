@@ -189,8 +189,11 @@ class LocalWorkerHost:
             # https only, client certificates required: the operator's and the group's own (model.rest_tls)
             **rest_listener.listener_settings(self.host, port, str(self._tls_dir(key))),
             "sparklink.state.dir": str(base / "state"),
-            **({"plugin.path": self.plugin_path} if self.plugin_path else {}),
         }
+        # The operator's plugin.path, then the resource's built plugins (spec.build, `hosting.plugin_build`).
+        plugin_path = ",".join(p for p in (self.plugin_path, settings.plugin_path) if p)
+        if plugin_path:
+            props["plugin.path"] = plugin_path
         properties = base / "worker.properties"
         # Escaped by a real properties writer: whatever a value holds, it stays that value.
         properties.write_text(properties_text(props))

@@ -25,6 +25,7 @@ from sparklink.operator.clock import Clock, SystemClock
 from sparklink.operator.hosting import WorkerHost
 from sparklink.operator.hosting.kafka import KafkaHost
 from sparklink.operator.hosting.local import LocalWorkerHost
+from sparklink.operator.hosting.plugin_build import LocalPluginBuilder
 from sparklink.operator.hosting.rest_tls import CLIENT_DIR as REST_CLIENT_DIR
 from sparklink.operator.hosting.rest_tls import OperatorIdentity
 from sparklink.operator.kube import caches, watch
@@ -122,11 +123,18 @@ class Operator:
             kafka=self.kafka,
             connect=getattr(self.runtime, "identity", self.identity).connect,
             resolve_bootstrap=config.runtime == "local",
+            plugin_builder=self._plugin_builder(),
         )
         self.queue = WorkQueue()
         self.metrics_port: int | None = None
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+
+    def _plugin_builder(self) -> LocalPluginBuilder | None:
+        """spec.build plugins are fetched beside the local workers' state; the Kubernetes runtime builds no image."""
+        if isinstance(self.runtime, LocalWorkerHost):
+            return LocalPluginBuilder(self.runtime.state_dir)
+        return None
 
     def _kafka_runtime(self) -> KafkaHost:
         if self.config.runtime == "kubernetes":

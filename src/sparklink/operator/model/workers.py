@@ -79,6 +79,8 @@ class WorkerSettings:
     client_auth: ClientAuth | None = None  # spec.tls / spec.authentication (None: PLAINTEXT)
     material: Material | None = field(default=None, repr=False)  # the Secrets' contents (set by the reconciler)
     sources: tuple[SourceAuth, ...] = ()  # MirrorMaker 2: each mirror's source cluster with tls / authentication
+    # The local runtime's spec.build plugins (a directory the host adds to its own plugin.path; "" for none).
+    plugin_path: str = ""
 
     def properties(self) -> dict[str, str]:
         """Connect worker properties (what a worker.properties file or a ConfigMap holds).
@@ -101,11 +103,13 @@ class WorkerSettings:
         import hashlib
         import json
 
+        # A built plugin directory changes the hash; without one the hash is as before (workers are adopted).
+        built = {"plugin.path": self.plugin_path} if self.plugin_path else {}
         if self.client_auth is None and not self.sources:  # as before client authentication: workers are adopted
-            return hashlib.sha256(json.dumps(self.properties(), sort_keys=True).encode()).hexdigest()[:16]
+            return hashlib.sha256(json.dumps({**self.properties(), **built}, sort_keys=True).encode()).hexdigest()[:16]
         auth = dataclasses.asdict(self.client_auth) if self.client_auth else None
         material = self.material.digest if self.material else None
-        parts: list[Any] = [self.properties(), auth, material]
+        parts: list[Any] = [{**self.properties(), **built}, auth, material]
         if self.sources:  # a source's Secret that changes restarts the workers too
             parts.append(
                 [[s.index, dataclasses.asdict(s.auth), s.material.digest if s.material else None] for s in self.sources]

@@ -75,11 +75,12 @@ class ConnectWorkers:
         return dataclasses.replace(status, url=self.url, replicas=self.replicas, label_selector=self.label_selector)
 
 
-def ensure(deps: Deps, resource: Resource, what: str) -> ConnectWorkers:
-    """Run the worker group `resource` describes; `what` names it in messages ("Kafka Connect")."""
+def ensure(deps: Deps, resource: Resource, what: str, plugin_path: str = "") -> ConnectWorkers:
+    """Run the worker group `resource` describes; `what` names it in messages ("Kafka Connect");
+    `plugin_path` is the directory of its built plugins (`reconcile.connect_build`), "" for none."""
     try:
         resolved = local_addresses(deps, resource)
-        settings = workers.from_resource(resolved)
+        settings = dataclasses.replace(workers.from_resource(resolved), plugin_path=plugin_path)
         settings = _with_material(deps, resolved.namespace, settings)
     except config_safety.UnsafeConfig as exc:
         return _refused(deps, resource, exc, what)

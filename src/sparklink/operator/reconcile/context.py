@@ -15,6 +15,7 @@ from sparklink.operator.connect_client import ConnectClient
 from sparklink.operator.hosting import WorkerHost
 from sparklink.operator.hosting.kafka import KafkaHost
 from sparklink.operator.hosting.kafka_user_admin import UserAdmin
+from sparklink.operator.hosting.plugin_build import LocalPluginBuilder
 from sparklink.operator.metrics import OperatorMetrics
 from sparklink.operator.model.autorestart import BackOff
 from sparklink.operator.model.conditions import stamped, without_timestamps
@@ -75,6 +76,8 @@ class Deps:
     resolve_bootstrap: bool = False
     # The User Operator's Admin API client for a Kafka, given the operator's own settings for it.
     user_admin: Callable[[KafkaClientSettings], UserAdmin] = UserAdmin
+    # Fetches KafkaConnect spec.build plugins for local workers (None: this runtime builds no plugins).
+    plugin_builder: LocalPluginBuilder | None = None
 
     def __post_init__(self) -> None:
         self.connectors = ConnectorReconciler(self.store, self.clock, self.backoff, self.metrics)

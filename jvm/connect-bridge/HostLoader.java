@@ -63,6 +63,7 @@ public final class HostLoader extends URLClassLoader {
             }
         }
         HostLoader loader = new HostLoader(urls.toArray(new URL[0]), HostLoader.class.getClassLoader());
+        shareLogging(loader);
         Thread thread = Thread.currentThread();
         ClassLoader saved = thread.getContextClassLoader();
         thread.setContextClassLoader(loader);
@@ -73,6 +74,33 @@ public final class HostLoader extends URLClassLoader {
             throw new IllegalStateException("cannot start the Connect host from " + classPath, e);
         } finally {
             thread.setContextClassLoader(saved);
+        }
+    }
+
+    /**
+     * Log4j picks a logger context by the logging class's loader (or the nearest parent that has one). This
+     * loader's parent is the platform loader, so Connect's and the plugins' classes would get a context of their
+     * own with Log4j's default configuration (errors only) wherever no log4j2.configurationFile is set - on an
+     * executor, whose Spark configures its context from Spark's defaults or its conf dir. Give this loader a
+     * context from the same configuration as Spark's, so their lines reach the executor's log (stderr) as
+     * Spark's do.
+     */
+    private static void shareLogging(HostLoader loader) {
+        org.apache.logging.log4j.spi.LoggerContext spark =
+                org.apache.logging.log4j.LogManager.getContext(HostLoader.class.getClassLoader(), false);
+        if (!(spark instanceof org.apache.logging.log4j.core.LoggerContext core) || core.getConfigLocation() == null) {
+            return;
+        }
+        // From the configuration's text: Log4j resolves a location (Spark's defaults are inside a jar) with the
+        // new context's loader, which cannot see it.
+        try {
+            URL location = core.getConfigLocation().toURL();
+            try (java.io.InputStream in = location.openStream()) {
+                org.apache.logging.log4j.core.config.Configurator.initialize(
+                        loader, new org.apache.logging.log4j.core.config.ConfigurationSource(in, location));
+            }
+        } catch (java.io.IOException | IllegalArgumentException e) {
+            System.err.println("sparklink: the Connect host logs with Log4j's defaults: " + e);
         }
     }
 

@@ -66,10 +66,12 @@ public final class PluginSet {
     private final List<Map<String, Object>> problems = new ArrayList<>();
     private final Set<String> reported = new TreeSet<>();
     private final Map<String, URLClassLoader> locationLoaders = new LinkedHashMap<>();
+    private final String pluginPath;
     private final long scanMillis;
 
     PluginSet(String pluginPath, String discovery, URLClassLoader hostLoader) {
         long started = System.currentTimeMillis();
+        this.pluginPath = pluginPath;
         PluginDiscoveryMode mode = discoveryMode(discovery);
         ClassLoaderFactory factory = new ClassLoaderFactory();
         loader = factory.newDelegatingClassLoader(hostLoader);
@@ -303,6 +305,42 @@ public final class PluginSet {
     public Class<?> pluginClass(String classOrAlias) throws ClassNotFoundException {
         // Connect's DelegatingClassLoader loads a class found in several locations from its latest version.
         return loader.loadClass(resolve(classOrAlias.trim()));
+    }
+
+    /**
+     * The loaded class of the connector a task runs: a task runs where Spark puts it (an executor of a cluster),
+     * which scans plugin.path again, so a class the worker found and this JVM does not is told as what it most
+     * likely is, a plugin.path location missing or different on this host, rather than a bare
+     * ClassNotFoundException.
+     */
+    public Class<?> connectorClassHere(String classOrAlias) {
+        try {
+            return pluginClass(classOrAlias);
+        } catch (ClassNotFoundException e) {
+            List<String> missing = new ArrayList<>();
+            for (String entry : pluginPath.trim().split("\\s*,\\s*", -1)) {
+                if (entry.isBlank()) {
+                    continue;
+                }
+                Path path = Path.of(entry).toAbsolutePath();
+                if (!java.nio.file.Files.isReadable(path)) {
+                    missing.add(path + (java.nio.file.Files.exists(path) ? " is not readable" : " does not exist"));
+                }
+            }
+            String host;
+            try {
+                host = java.net.InetAddress.getLocalHost().getHostName();
+            } catch (java.io.IOException unknown) {
+                host = "this host";
+            }
+            String why = missing.isEmpty()
+                    ? "plugin.path (" + pluginPath + ") holds no such plugin here"
+                    : "on this host, plugin.path entry " + String.join(", entry ", missing);
+            throw new ConnectException("Connector class " + classOrAlias.trim() + " cannot be loaded in the JVM that"
+                    + " runs the task (" + host + "): " + why + ". Every JVM that runs Java tasks (each executor of a"
+                    + " Spark cluster) needs the worker's plugin.path locations, with the same plugins, at the same"
+                    + " paths: a shared mount, or the same directories on every host.", e);
+        }
     }
 
     /**

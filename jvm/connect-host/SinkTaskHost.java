@@ -104,7 +104,8 @@ public final class SinkTaskHost {
 
     /**
      * One micro-batch: each row is {topic, partition, offset, timestamp ms, timestamp type id, key, value,
-     * headers as [[key, value], ...]}. Returns JSON {"records": n, "topics": [...], "commit": {"topic": {"p":
+     * headers as [[key, value], ...]}. Returns JSON {"records": n read, "delivered": n given to put (the others
+     * were dropped by a transform or failed with errors.tolerance=all), "topics": [...], "commit": {"topic": {"p":
      * offset}} or null when nothing is due}.
      */
     public String put(Iterator<Object[]> rows) throws InterruptedException {
@@ -123,6 +124,7 @@ public final class SinkTaskHost {
         deliver(records);
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("records", count);
+        out.put("delivered", records.size());
         out.put("topics", new ArrayList<>(topics));
         topics.clear();
         long now = System.currentTimeMillis();

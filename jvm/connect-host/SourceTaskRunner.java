@@ -71,7 +71,7 @@ final class SourceTaskRunner {
     void run() throws Exception {
         // As Connect's WorkerTask thread: the plugin's loader is the context loader for the whole run, so the
         // host's Kafka clients and the plugin resolve classes among theirs, not the Spark task thread's.
-        try (Swap ignored = Swap.to(plugins.pluginClass(spec.connectorClass).getClassLoader())) {
+        try (Swap ignored = Swap.to(plugins.connectorClassHere(spec.connectorClass).getClassLoader())) {
             runInLoader();
         }
     }

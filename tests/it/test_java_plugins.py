@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 from confluent_kafka import Producer
+from prometheus_client.parser import text_string_to_metric_families
 
 from sparklink.clients.settings import client_config
 from sparklink.platform import process
@@ -356,6 +357,89 @@ def test_apache_file_connectors_from_plugin_path_carry_a_file_through_kafka_to_a
     assert stored() == [{"partition": {"filename": str(source_file)}, "offset": {"position": chars}}]
     for name in (source, sink):
         assert http.delete(f"/connectors/{name}").status_code == 204
+
+
+def _stored(http: httpx.Client, name: str) -> list[dict[str, Any]]:
+    response = http.get(f"/connectors/{name}/offsets")
+    return list(response.json().get("offsets", [])) if response.status_code == 200 else []
+
+
+def test_a_recreated_apache_file_source_resumes_from_its_stored_position(
+    kafka: KafkaCluster, http: httpx.Client, files: Path
+) -> None:
+    """As the built-in's scenario (test_file_connectors): deleted and created again under its name, the
+    source goes on from the position Connect stored for its file - no line twice, none lost."""
+    run = files / unique("resume")
+    run.mkdir()
+    source_file, topic, name = run / "log.txt", unique("apache-resume"), unique("apache-tail")
+    # ASCII: Apache's task stores its position in characters but skips bytes to resume (FileStreamSourceTask),
+    # so in Connect too a file with multi-byte characters resumes mid-line.
+    source_file.write_text("".join(f"first {n}\n" for n in range(5)), "utf-8")
+    create_topic(kafka.bootstrap_servers, topic)
+    # Apache's default batch.size: its task hands out only the lines of its latest read (a batch.size below the
+    # lines already read leaves the rest until the file grows), as in Connect.
+    body = {"connector.class": FILE_SOURCE, "file": str(source_file), "topic": topic, **STRINGS}
+
+    def position() -> int:
+        stored = _stored(http, name)
+        return int(stored[0]["offset"]["position"]) if stored else -1
+
+    def chars() -> int:
+        return len(source_file.read_text("utf-8"))
+
+    def explain() -> dict[str, Any]:
+        return {"status": _status(http, name), "stored": _stored(http, name), "chars": chars()}
+
+    assert http.put(f"/connectors/{name}/config", json=body).status_code == 201
+    wait_for(lambda: _running(http, name) and position() == chars(), 180, "the first run's position", explain=explain)
+    assert http.delete(f"/connectors/{name}").status_code == 204
+    wait_for(lambda: http.get(f"/connectors/{name}").status_code == 404, 60, "the connector deleted")
+
+    with source_file.open("a", encoding="utf-8") as handle:  # written while no task runs
+        handle.write("".join(f"second {n}\n" for n in range(3)))
+    assert http.put(f"/connectors/{name}/config", json=body).status_code == 201
+    wait_for(lambda: _running(http, name), 180, "the recreated source RUNNING")
+    with source_file.open("a", encoding="utf-8") as handle:  # written after the re-creation
+        handle.write("".join(f"third {n}\n" for n in range(2)))
+
+    expected = [f"first {n}" for n in range(5)] + [f"second {n}" for n in range(3)] + [f"third {n}" for n in range(2)]
+    records = read_topic(kafka.bootstrap_servers, topic, len(expected), timeout=180)
+    assert [r.value().decode() for r in records] == expected
+    wait_for(lambda: _running(http, name) and position() == chars(), 60, "the second run's position", explain=explain)
+    assert topic_size(kafka.bootstrap_servers, topic) == len(expected)  # nothing sent twice
+    assert http.delete(f"/connectors/{name}").status_code == 204
+
+
+def test_an_apache_file_sink_started_behind_a_backlog_writes_it_all_in_order_in_bounded_batches(
+    kafka: KafkaCluster, worker: WorkerProcess, http: httpx.Client, files: Path
+) -> None:
+    """As the built-in's scenario: a sink created after its topic filled reads the backlog in micro-batches of
+    at most `sparklink.max.records.per.batch` (lowered to keep the topic small) and writes every record, in
+    order. The batch sizes are Connect's connector-task-metrics on /metrics."""
+    topic, name = unique("apache-backlog"), unique("apache-backlog")
+    sink_file = files / f"{name}.txt"
+    create_topic(kafka.bootstrap_servers, topic)
+    expected = [f"record {n}" for n in range(200)]
+    _produce(kafka, topic, [line.encode() for line in expected])
+    body = {"connector.class": FILE_SINK, "file": str(sink_file), "topics": topic, **STRINGS}
+    body["sparklink.max.records.per.batch"] = "40"
+    assert http.put(f"/connectors/{name}/config", json=body).status_code == 201
+
+    def lines() -> list[str]:
+        return sink_file.read_text("utf-8").splitlines() if sink_file.exists() else []
+
+    wait_for(lambda: _running(http, name) and len(lines()) >= len(expected), 180, "the whole backlog in the file")
+    assert lines() == expected
+
+    def batch_size_max() -> float | None:
+        for family in text_string_to_metric_families(http.get("/metrics").text):
+            for sample in family.samples:
+                if sample.name.endswith("batch_size_max") and sample.labels.get("connector", "").strip('"') == name:
+                    return float(sample.value)
+        return None
+
+    assert wait_for(batch_size_max, 30, "the task's batch sizes on /metrics") == 40
+    assert http.delete(f"/connectors/{name}").status_code == 204
 
 
 def test_apache_file_connectors_from_plugin_path_keep_the_workers_file_rules(

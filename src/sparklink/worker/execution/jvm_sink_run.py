@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -59,18 +60,28 @@ class JvmSinkRun(JvmRun[JavaSinkTask], PartitionRun):
         """One micro-batch, in this order: 1. the task is given its records (put), in the JVM; 2. when a
         commit is due, the offsets its preCommit returns are committed to the consumer group; 3. topics
         are recorded; 4. metrics."""
+        started = time.monotonic()
         answer = self.java.plugin.runtime.host.put_batch(batch._jdf, self.host_task)
+        read = int(answer["records"])
+        if read:  # Connect's batch-size and put-batch-time, sink-record-read and -send, as a Python sink's
+            self.measures.batch(read, int(answer.get("delivered", read)), (time.monotonic() - started) * 1000)
         self._commit_offsets(answer.get("commit"))
         if answer["topics"]:
             self.events.topics_seen(self.connector, self.task_id, list(answer["topics"]))
-        if answer["records"]:
-            self.records += int(answer["records"])
+        if read:
+            self.records += read
             self.batches += 1
 
     def _commit_offsets(self, offsets: dict[str, dict[str, int]] | None) -> None:
         if offsets:
             positions = {(topic, int(p)): int(o) for topic, parts in offsets.items() for p, o in parts.items()}
-            self.services.group_offsets.commit(self.group, positions)
+            started = time.monotonic()
+            try:
+                self.services.group_offsets.commit(self.group, positions)
+            except Exception:
+                self.measures.committed((time.monotonic() - started) * 1000, ok=False)
+                raise
+            self.measures.committed((time.monotonic() - started) * 1000)
 
     def _release(self) -> None:
         host_task, self.host_task = self.host_task, None

@@ -26,9 +26,11 @@ log = logging.getLogger(__name__)
 class JobQuery:
     """A source task's Spark job, as the registry and its watchdog see a run's query."""
 
-    def __init__(self, job: Any, stop_wait_s: float) -> None:
+    def __init__(self, job: Any, stop_wait_s: float, task: str = "") -> None:
         self._job = job
         self._stop_wait_s = stop_wait_s
+        self._task = task
+        self._placed: str | None = None
 
     @property
     def id(self) -> str:
@@ -36,7 +38,23 @@ class JobQuery:
 
     @property
     def isActive(self) -> bool:
-        return bool(self._job.isActive())
+        active = bool(self._job.isActive())
+        if active:
+            self._note_placement()
+        return active
+
+    def _note_placement(self) -> None:
+        """Log where the task runs once Spark has placed it, and again if it moves (Spark re-runs the task of
+        a lost executor elsewhere). The watchdog's poll of `isActive` is the worker's regular look at the job,
+        so this is where a user learns which executor's log holds the task's own (the plugin's) log lines."""
+        where = self.executor()
+        if where is None or where == self._placed:
+            return
+        self._placed = where
+        if where == "driver":
+            log.info("task %s runs in the Spark driver's JVM (a local master)", self._task)
+        else:
+            log.info("task %s runs on Spark executor %s", self._task, where)
 
     def stop(self) -> None:
         job, wait_ms = self._job, int(self._stop_wait_s * 1000)
@@ -61,7 +79,8 @@ class JvmSourceRun(JvmRun[JavaSourceTask]):
         log.info("task %s-%d: %s runs as a Spark task", self.connector, self.task_id, self.java.java_class)
         # The task finishes the poll in hand, then commits (waiting up to the commit timeout).
         triggers = self.services.triggers
-        return JobQuery(job, triggers.stop_grace_s + OFFSET_COMMIT_TIMEOUT_MS / 1000 + 30)
+        stop_wait_s = triggers.stop_grace_s + OFFSET_COMMIT_TIMEOUT_MS / 1000 + 30
+        return JobQuery(job, stop_wait_s, f"{self.connector}-{self.task_id}")
 
     def _kind_values(self) -> tuple[str, str, int, dict[str, float]]:
         # Polls and writes are counted in the JVM's task; the worker sees only what it measures itself.

@@ -99,6 +99,9 @@ class Plugins:
     def _load_java(
         self, host: ConnectHost, plugin_path: str, discovery: str, clients: KafkaClientSettings | None, offsets: str
     ) -> None:
+        # Connect resolves a relative entry against the worker's working directory; an executor's is another
+        # (its Spark work dir), so the host - here and on every executor - is given the absolute paths.
+        plugin_path = ",".join(os.path.abspath(entry.strip()) for entry in plugin_path.split(",") if entry.strip())
         calls = host.plugins(plugin_path, discovery)
         self.runtime = runtime = JavaRuntime(host, plugin_path, discovery, clients, offsets, calls)
         scan: dict[str, Any] = json.loads(java_call(calls.describe))

@@ -109,6 +109,9 @@ def test_built_plugins_are_installed_listed_in_the_status_and_run_a_connector(
     assert f",{installed}\n" in properties
     listed = {(p["class"], p.get("version")) for p in connect["status"].get("connectorPlugins", [])}
     assert (FILE_SOURCE, "4.3.1") in listed, sorted(listed)
+    # The maven artifact came without its dependencies, unlike Strimzi's build: a Warning says so.
+    warned = [c["message"] for c in conditions(connect, "Warning") if c.get("reason") == "MavenDependenciesNotFetched"]
+    assert len(warned) == 1 and "org.apache.kafka:connect-file:4.3.1's own jar, not its dependencies" in warned[0]
     with operator_process.rest("KafkaConnect", CONNECT) as rest:
         answer = rest.get(f"{connect['status']['url']}/connector-plugins").json()
     assert FILE_SOURCE in {p["class"] for p in answer}

@@ -39,7 +39,12 @@ def test_a_valid_build_reads_every_artifact_type_and_ignores_output() -> None:
         ],
     }
     parsed = parse(spec)
-    assert parsed.problems == () and parsed.notes == () and parsed.build is not None
+    assert parsed.problems == () and parsed.build is not None
+    # The one note: the maven artifact's dependencies are not fetched (Strimzi's build resolves them).
+    assert [(c.type, c.reason) for c in parsed.notes] == [("Warning", "MavenDependenciesNotFetched")]
+    message = str(parsed.notes[0].message)
+    assert "org.apache.kafka:connect-file:4.1.0's own jar, not its dependencies" in message
+    assert "spec.build.plugins[0].artifacts[4]" in message
     (only,) = parsed.build.plugins
     assert only.name == "debezium-postgres"
     assert [a.type for a in only.artifacts] == ["tgz", "zip", "jar", "other", "maven"]
@@ -138,8 +143,9 @@ def test_maven_mirrors_and_include_scope_are_ignored_with_a_warning() -> None:
     art = {"type": "maven", "group": "g", "artifact": "a", "version": "1", "includeScope": "runtime"}
     parsed = parse({"plugins": [plugin("pp", art)]})
     assert parsed.build is not None and parsed.problems == ()
-    assert [(c.type, c.reason) for c in parsed.notes] == [("Warning", "BuildOptionIgnored")]
-    assert "spec.build.plugins[0].artifacts[0].includeScope is ignored" in str(parsed.notes[0].message)
+    reasons = [(c.type, c.reason) for c in parsed.notes]
+    assert reasons == [("Warning", "MavenDependenciesNotFetched"), ("Warning", "BuildOptionIgnored")]
+    assert "spec.build.plugins[0].artifacts[0].includeScope is ignored" in str(parsed.notes[1].message)
 
 
 def test_a_url_shown_in_a_message_keeps_no_credentials_or_query() -> None:

@@ -78,7 +78,8 @@ def test_every_artifact_type_is_installed_in_strimzis_layout_once(tmp_path: Path
     }
     store, host, deps = setup(tmp_path)
     status = reconcile(store, deps, build)
-    assert kinds(status) == [("Ready", None)]
+    ready = [("Ready", None), ("Warning", "MavenDependenciesNotFetched")]  # the maven jar alone, said so
+    assert kinds(status) == ready
     path = Path(host.ensured[-1].plugin_path)
     assert path.parent == tmp_path / "state" / "ns" / "KafkaConnect" / "my-connect" / "plugins"
 
@@ -95,7 +96,7 @@ def test_every_artifact_type_is_installed_in_strimzis_layout_once(tmp_path: Path
     fetched = sum(server.requests.values())
     assert fetched == 6  # five artifacts, and the maven jar's .sha1
     # Unchanged: nothing is fetched again, and the workers get the same directory (so they are not restarted).
-    assert kinds(reconcile(store, deps, build)) == [("Ready", None)]
+    assert kinds(reconcile(store, deps, build)) == ready
     assert sum(server.requests.values()) == fetched and host.ensured[-1].plugin_path == str(path)
     assert host.ensured[-1].fingerprint() == host.ensured[0].fingerprint()
 
@@ -180,7 +181,7 @@ def test_a_maven_jar_that_does_not_match_its_repositorys_sha1_is_refused(
     server.put("maven/org/example/conn/1.0/conn-1.0.jar.sha1", b"0" * 40 + b"  conn-1.0.jar\n")
     art = {"type": "maven", "group": "org.example", "artifact": "conn", "version": "1.0", "repository": repo}
     status = reconcile(store, deps, {"plugins": [{"name": "pp", "artifacts": [art]}]})
-    assert kinds(status) == [("NotReady", "ChecksumMismatch")]
+    assert kinds(status) == [("NotReady", "ChecksumMismatch"), ("Warning", "MavenDependenciesNotFetched")]
     assert "conn-1.0.jar.sha1" in status["conditions"][0]["message"]
     assert list((tmp_path / "state").rglob("*.jar")) == []
 

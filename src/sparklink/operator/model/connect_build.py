@@ -187,6 +187,15 @@ def _artifact(raw: Any, where: str) -> tuple[Artifact | None, list[str], list[Co
         repository = raw.get("repository")
         if repository is not None and not (isinstance(repository, str) and URL.match(repository)):
             errors.append(f"{where}.repository must be an http or https URL")
+        if not errors:
+            # Strimzi's build resolves a maven artifact's dependencies with Maven; this fetcher takes the
+            # one jar, so a plugin that needs more would fail to load its classes: say so where it is used.
+            gav = ":".join(str(coordinates[f]) for f in ("group", "artifact", "version"))
+            text = (
+                f"{where}: the local runtime fetches {gav}'s own jar, not its dependencies (Strimzi resolves them "
+                "with Maven); add each dependency as an artifact, or use a tgz or zip of the whole plugin"
+            )
+            notes.append(warning("MavenDependenciesNotFetched", text))
         for ignored in ("mirrors", "includeScope"):
             if raw.get(ignored) is not None:
                 text = f"{where}.{ignored} is ignored: the local runtime fetches the artifact's own jar only"

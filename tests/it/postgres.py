@@ -65,6 +65,17 @@ class Postgres:
         with self.connect() as conn:
             conn.execute(sql.encode())
 
+    def drop_slot(self, slot: str) -> bool:
+        """Drop a replication slot once no connector holds it (True: gone; False: still in use, try later)."""
+        with self.connect() as conn:
+            active = conn.execute(b"SELECT active FROM pg_replication_slots WHERE slot_name = %s", (slot,)).fetchall()
+            if not active:
+                return True
+            if active[0][0]:
+                return False
+            conn.execute(b"SELECT pg_drop_replication_slot(%s)", (slot,))
+            return True
+
 
 def _bin_dir() -> Path:
     found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parent.parent.name))

@@ -134,18 +134,8 @@ def _cleanup(postgres: Postgres, urls: dict[str, str], name: str, prefix: str) -
         httpx.delete(f"{url}/connectors/{name}", timeout=60)
     for run in urls:
         ident = f"{prefix.replace('-', '_')}_{run}"
-        wait_for(lambda: _drop_slot(postgres, ident), 120, f"the replication slot {ident} dropped")  # noqa: B023
+        wait_for(lambda: postgres.drop_slot(ident), 120, f"the replication slot {ident} dropped")  # noqa: B023
         postgres.execute(f"DROP PUBLICATION IF EXISTS {ident}")
-
-
-def _drop_slot(postgres: Postgres, slot: str) -> bool:
-    active = postgres.query(f"SELECT active FROM pg_replication_slots WHERE slot_name = '{slot}'")
-    if not active:
-        return True
-    if active[0][0]:
-        return False
-    postgres.execute(f"SELECT pg_drop_replication_slot('{slot}')")
-    return True
 
 
 def _records(kafka: KafkaCluster, topic: str, count: int) -> list[Any]:

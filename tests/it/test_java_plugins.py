@@ -518,17 +518,7 @@ def test_debezium_postgres_snapshot_then_inserts_updates_and_deletes_reach_kafka
         http.delete(f"/connectors/{name}")
         wait_for(lambda: http.get(f"/connectors/{name}").status_code == 404, 60, "the connector deleted")
         # The slot would otherwise hold WAL for the rest of the session.
-        wait_for(lambda: _drop_slot(postgres, prefix.replace("-", "_")), 60, "the replication slot dropped")
-
-
-def _drop_slot(postgres: Postgres, slot: str) -> bool:
-    active = postgres.query(f"SELECT active FROM pg_replication_slots WHERE slot_name = '{slot}'")
-    if not active:
-        return True
-    if active[0][0]:
-        return False
-    postgres.execute(f"SELECT pg_drop_replication_slot('{slot}')")
-    return True
+        wait_for(lambda: postgres.drop_slot(prefix.replace("-", "_")), 60, "the replication slot dropped")
 
 
 # ---------------------------------------------------------------------------------------- bad plugins

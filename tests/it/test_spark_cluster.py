@@ -173,16 +173,6 @@ def _task_running(worker: WorkerProcess, name: str) -> bool:
     return [t["state"] for t in tasks] == ["RUNNING"]
 
 
-def _drop_slot(postgres: Postgres, slot: str) -> bool:
-    active = postgres.query(f"SELECT active FROM pg_replication_slots WHERE slot_name = '{slot}'")
-    if not active:
-        return True
-    if active[0][0]:
-        return False
-    postgres.execute(f"SELECT pg_drop_replication_slot('{slot}')")
-    return True
-
-
 def test_a_debezium_source_from_plugin_path_runs_its_task_on_a_cluster_executor(
     worker: WorkerProcess, cluster: SparkCluster, postgres: Postgres
 ) -> None:
@@ -227,7 +217,7 @@ def test_a_debezium_source_from_plugin_path_runs_its_task_on_a_cluster_executor(
         httpx.delete(f"{worker.url}/connectors/{name}", timeout=120)
         wait_for(lambda: httpx.get(f"{worker.url}/connectors/{name}").status_code == 404, 60, "the connector gone")
         # The slot would otherwise hold WAL for the rest of the session.
-        wait_for(lambda: _drop_slot(postgres, slot), 120, "the replication slot dropped")
+        wait_for(lambda: postgres.drop_slot(slot), 120, "the replication slot dropped")
 
 
 def test_a_java_plugin_missing_on_the_executors_host_fails_its_task_saying_so(

@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 
 from sparklink.worker.transforms.pipeline import compile_pipeline
 from sparklink.worker.transforms.smt.base import Transformation
-from sparklink.worker.transforms.smt.fields import ExtractField, ReplaceField
+from sparklink.worker.transforms.smt.fields import ExtractField, MaskField, ReplaceField
 from tests.transforms.harness import JSON, PKG
 
 VALUE_JSON = {"value.converter": JSON, "value.converter.schemas.enable": "false", "errors.tolerance": "all"}
@@ -305,3 +305,77 @@ def test_extract_field_of_a_null_struct_is_null_with_the_field_schema(spark: Any
             [] if out.errant is None else [r["message"] for r in out.errant.select("error.message").collect()]
         )
         assert (sorted(written(out.records), key=str), general_failed) == (records, failed)
+
+
+def mask(fields: list[str], converters: dict[str, str], replacement: str | None = None) -> dict[str, str]:
+    config = {
+        **converters,
+        "transforms": "key,value",
+        "transforms.key.type": f"{PKG}.MaskField$Key",
+        "transforms.key.fields": ",".join(fields),
+        "transforms.value.type": f"{PKG}.MaskField$Value",
+        "transforms.value.fields": ",".join(fields),
+    }
+    if replacement is not None:
+        config["transforms.key.replacement"] = config["transforms.value.replacement"] = replacement
+    return config
+
+
+MASKABLE = [f for f in TYPED_FIELDS if f != "l_struct"] + ["g_float", "h_double", "k_decimal"]
+NUMBERS = ["c_int8", "f_int64", "g_float", "h_double", "i_timestamp", "j_date", "k_decimal", "o_null"]
+MASKED = [  # (fields, replacement): Connect's empty values, then replacements for strings and numbers
+    (MASKABLE, None),
+    (["a_string", *NUMBERS, "not_a_field"], "42"),
+    (["a_string", "h_double", "g_float"], "-1.5e3"),
+]
+DECLINED = [  # what the general path fails the record for (Connect: "Cannot mask value of type ...")
+    (["q_bytes"], None),
+    (["b_bool"], "42"),
+    (["m_list"], "42"),
+    (["c_int8"], "1.5"),
+]
+
+
+def test_mask_field_on_a_struct_writes_what_the_variant_path_writes(spark: Any, monkeypatch: Any) -> None:
+    batch = varied_batch(spark)
+    fast = {}
+    for case, (fields, replacement) in enumerate(MASKED):
+        for i, converters in enumerate(CONVERTERS):
+            out = compile_pipeline(mask(fields, converters, replacement), {}, "source").run(batch)
+            assert out.errant is None
+            fast[case, i] = written_both(out.records)
+            if i == 1:
+                assert "variant" not in optimized(out.records).lower(), case
+    masked = json.loads(fast[0, 0][1][1] or b"null")  # record 1 (not blank): its value, with its schema
+    assert masked["payload"]["a_string"] == "" and masked["payload"]["m_list"] == []
+    assert masked["payload"]["l_struct"] == {"x_text": TRICKY[1], "y_null": None}
+    general_path(monkeypatch, MaskField)
+    for (case, i), got in fast.items():
+        fields, replacement = MASKED[case]
+        records = compile_pipeline(mask(fields, CONVERTERS[i], replacement), {}, "source").run(batch).records
+        assert "variant" in optimized(records).lower()
+        assert got == written_both(records), (case, i)
+
+
+def errors(out: Any) -> list[str]:
+    return [] if out.errant is None else sorted(r["message"] for r in out.errant.select("error.message").collect())
+
+
+def test_mask_field_takes_the_general_path_where_connect_fails_the_record(spark: Any) -> None:
+    batch = varied_batch(spark)
+    for fields, replacement in DECLINED:
+        out = compile_pipeline(mask(fields, VALUE_JSON, replacement), {}, "source").run(batch)
+        assert "variant" in optimized(out.records).lower(), fields
+        assert errors(out), fields
+        out.release()
+    # A struct field: Connect fails the record, the general path writes {}; the struct path leaves it.
+    out = compile_pipeline({**mask(["l_struct"], VALUE_JSON), "transforms": "value"}, {}, "source").run(batch)
+    assert "variant" in optimized(out.records).lower()
+    # A struct that may be null: MaskField fails a null value (requireStruct).
+    base = spark.createDataFrame([(1,), (None,)], "id int")
+    value = F.when(F.col("id").isNotNull(), F.struct("id"))
+    nullable = base.select(F.lit("t").alias("topic"), value.alias("value"))
+    out = compile_pipeline({**mask(["id"], VALUE_JSON), "transforms": "value"}, {}, "source").run(nullable)
+    assert errors(out) == ["Only Struct objects supported for [mask fields], found: null"]
+    assert written(out.records) == [b'{"id":0}']
+    out.release()

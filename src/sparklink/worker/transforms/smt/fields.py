@@ -4,6 +4,8 @@ Caller: the transform catalog. Same configs and per-record errors as org.apache.
 
 from __future__ import annotations
 
+import math
+
 from sparklink.worker.transforms import exprs as x
 from sparklink.worker.transforms import schemas
 from sparklink.worker.transforms.plugin import REPLACE_NULL_WITH_DEFAULT, PluginConfigError, config, key, non_empty_list
@@ -258,7 +260,51 @@ class MaskField(Transformation):
         )
         return f"coalesce({masked}, {v})", error
 
+    def _struct_masked(self, value: str, connect: dict[str, object]) -> str | None:
+        """A struct field's masked value, as the general path masks the same value read from the VARIANT
+        (a number's text is all the converter keeps of its type). None where the general path fails
+        the record (bytes, structs, a replacement for a boolean, list or map or that is no number)."""
+        kind, replacement = connect.get("type"), self.config["replacement"]
+        masked: str | None = None
+        if kind == "string":
+            masked = x.text("" if replacement is None else str(replacement))
+        elif kind in ("int8", "int16", "int32", "int64"):
+            as_long = 0 if replacement is None else _number(str(replacement), int)
+            if isinstance(as_long, int) and -(2**63) <= as_long < 2**63:
+                masked = f"CAST({as_long} AS BIGINT)"
+        elif kind in ("float", "double"):
+            as_double = 0.0 if replacement is None else _number(str(replacement), float)
+            if isinstance(as_double, float) and math.isfinite(as_double):
+                masked = x.lit(as_double)
+        elif replacement is None and kind == "boolean":
+            masked = "false"
+        elif replacement is None and kind == "array":
+            masked = f"filter({value}, {x.fresh('e')} -> false)"
+        elif replacement is None and kind == "map":
+            masked = f"map_filter({value}, ({x.fresh('k')}, {x.fresh('v')}) -> false)"
+        return None if masked is None else x.when(f"{value} IS NOT NULL", masked)
+
+    def _on_struct(self, rec: Rec, shape: Shape) -> Rec | None:
+        """Connect's applyWithSchema on a typed struct: listed fields masked, the others and the schema
+        as they are. None (the general path) for a struct that may be null (MaskField fails a null
+        part) or a listed field `_struct_masked` declines."""
+        if shape.nullable:
+            return None
+        names = set(self.config["fields"])
+        fields = []
+        for entry in shape.connect["fields"]:
+            name = str(entry["field"])
+            value: str | None = struct_field(shape, name)
+            if name in names:
+                value = self._struct_masked(struct_field(shape, name), entry)
+            if value is None:
+                return None
+            fields.append((name, value))
+        return reshaped(rec, self.which, shape, fields, shape.connect)
+
     def apply(self, rec: Rec) -> Rec:
+        if (masked_struct := on_struct(rec, self.which, self._on_struct)) is not None:
+            return masked_struct
         op = operand(rec, self.which)
         rec = require_object(rec, op, "mask fields", self.class_name, allow_null=False)
         names = list(self.config["fields"])

@@ -4,6 +4,8 @@ Caller: the transform catalog. Same configs and per-record errors as org.apache.
 
 from __future__ import annotations
 
+import math
+
 from sparklink.worker.transforms import exprs as x
 from sparklink.worker.transforms import schemas
 from sparklink.worker.transforms.plugin import REPLACE_NULL_WITH_DEFAULT, PluginConfigError, config, key, non_empty_list
@@ -258,7 +260,51 @@ class MaskField(Transformation):
         )
         return f"coalesce({masked}, {v})", error
 
+    def _struct_masked(self, value: str, connect: dict[str, object]) -> str | None:
+        """A struct field's masked value, as the general path masks the same value read from the VARIANT
+        (a number's text is all the converter keeps of its type). None where the general path fails
+        the record (bytes, structs, a replacement for a boolean, list or map or that is no number)."""
+        kind, replacement = connect.get("type"), self.config["replacement"]
+        masked: str | None = None
+        if kind == "string":
+            masked = x.text("" if replacement is None else str(replacement))
+        elif kind in ("int8", "int16", "int32", "int64"):
+            as_long = 0 if replacement is None else _number(str(replacement), int)
+            if isinstance(as_long, int) and -(2**63) <= as_long < 2**63:
+                masked = f"CAST({as_long} AS BIGINT)"
+        elif kind in ("float", "double"):
+            as_double = 0.0 if replacement is None else _number(str(replacement), float)
+            if isinstance(as_double, float) and math.isfinite(as_double):
+                masked = x.lit(as_double)
+        elif replacement is None and kind == "boolean":
+            masked = "false"
+        elif replacement is None and kind == "array":
+            masked = f"filter({value}, {x.fresh('e')} -> false)"
+        elif replacement is None and kind == "map":
+            masked = f"map_filter({value}, ({x.fresh('k')}, {x.fresh('v')}) -> false)"
+        return None if masked is None else x.when(f"{value} IS NOT NULL", masked)
+
+    def _on_struct(self, rec: Rec, shape: Shape) -> Rec | None:
+        """Connect's applyWithSchema on a typed struct: listed fields masked, the others and the schema
+        as they are. None (the general path) for a struct that may be null (MaskField fails a null
+        part) or a listed field `_struct_masked` declines."""
+        if shape.nullable:
+            return None
+        names = set(self.config["fields"])
+        fields = []
+        for entry in shape.connect["fields"]:
+            name = str(entry["field"])
+            value: str | None = struct_field(shape, name)
+            if name in names:
+                value = self._struct_masked(struct_field(shape, name), entry)
+            if value is None:
+                return None
+            fields.append((name, value))
+        return reshaped(rec, self.which, shape, fields, shape.connect)
+
     def apply(self, rec: Rec) -> Rec:
+        if (masked_struct := on_struct(rec, self.which, self._on_struct)) is not None:
+            return masked_struct
         op = operand(rec, self.which)
         rec = require_object(rec, op, "mask fields", self.class_name, allow_null=False)
         names = list(self.config["fields"])
@@ -369,6 +415,8 @@ class ExtractField(Transformation):
         self.path = field_path(str(self.config["field"]), str(self.config["field.syntax.version"]))
 
     def apply(self, rec: Rec) -> Rec:
+        if (extracted := on_struct(rec, self.which, self._on_struct)) is not None:
+            return extracted
         op = operand(rec, self.which)
         rec = require_object(rec, op, "field extraction", self.class_name, allow_null=True)
         value, schema = op.obj, op.schema
@@ -383,6 +431,52 @@ class ExtractField(Transformation):
             rec = rec.fail(unknown, message, self.class_name, exception=ILLEGAL_ARGUMENT)
             schema = op.pick(x.NULL_VARIANT, schema)
         return rec.with_datum(self.which, Datum.of_variant(value, schema))
+
+    def _on_struct(self, rec: Rec, shape: Shape) -> Rec | None:
+        """Connect's applyWithSchema on a typed struct: the field's value with the field's schema, as a
+        typed struct or a value the converter writes without a VARIANT (see `field_datum`). None (the
+        general path) for a nested path, a field the struct lacks, or a type `field_datum` declines."""
+        if len(self.path) != 1:
+            return None
+        name = self.path[0]
+        entry = next((f for f in shape.connect["fields"] if f["field"] == name), None)
+        schema = rec.datum(self.which).schema
+        if entry is None or schema is None:
+            return None
+        connect = {k: v for k, v in entry.items() if k != "field"}
+        nullable = shape.nullable or bool(connect.get("optional"))
+        new_schema = x.variant_of(connect)
+        if shape.nullable:
+            # A null part keeps the schema it came with (Connect returns such a record unchanged in
+            # InsertField, ReplaceField, ...), so its field schema comes from that one, and a name
+            # that schema lacks fails as in the general path.
+            null_schema = schemas.field(schema, name)
+            new_schema = x.when(f"{shape.struct} IS NULL", null_schema, new_schema)
+            unknown = f"{shape.struct} IS NULL AND {null_schema} IS NULL"
+            message = x.text(f"Unknown field: {self.config['field']}")
+            rec = rec.fail(unknown, message, self.class_name, exception=ILLEGAL_ARGUMENT)
+        datum = field_datum(struct_field(shape, name), connect, nullable, new_schema)
+        return None if datum is None else rec.with_datum(self.which, datum)
+
+
+def field_datum(value: str, connect: dict[str, object], nullable: bool, schema: str) -> Datum | None:
+    """A struct field's value (`value`, in the payload form of its Connect schema `connect`) as a Datum
+    that every converter writes as it writes the same value read from the struct's VARIANT: a struct as
+    a Shape, a string as text, numbers and booleans with their JSON text (Spark's cast to STRING writes
+    what `to_json` of the VARIANT writes), lists and maps with `to_json`. None for bytes (the converters
+    write a VARIANT's bytes as base64, and no cheaper form is shared by all of them) and for floats and
+    doubles: a VARIANT's NaN and infinities are JSON strings ("NaN") but bare text (NaN) for
+    StringConverter, and a Datum has one text form for both."""
+    kind = connect.get("type")
+    if kind == "struct":
+        return Datum.of_shape(Shape(value, dict(connect), nullable), schema)
+    if kind == "string":
+        return Datum(value, "string", schema)
+    if kind in ("int8", "int16", "int32", "int64", "boolean"):
+        return Datum(x.to_variant(value), "variant", schema, f"CAST({value} AS STRING)")
+    if kind in ("array", "map"):
+        return Datum(x.from_map(value), "variant", schema, f"to_json({value}, map('ignoreNullFields', 'false'))")
+    return None
 
 
 class HoistField(Transformation):

@@ -74,7 +74,7 @@ from rich.table import Table
 from tests.it.postgres import Postgres, running_postgres
 from tests.support.java_plugins import debezium_postgres_config, plugin_dir, plugins_root
 
-from bench.harness import System, console, run_systems
+from bench.harness import System, arrived, console, run_systems
 from bench.mirror import MIB, Sampler
 from bench.rest_and_restart import (
     create_connector,
@@ -96,7 +96,7 @@ TICK_S = 0.01  # the paced writer commits one transaction per tick
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m bench.cdc", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m bench.cdc", description=__doc__.split("\n\n")[0].replace("\n", " "))
     p.add_argument("--systems", default=",".join(SYSTEMS), help="comma list of: sparklink, apache")
     p.add_argument("--rows", type=int, default=50_000, help="rows inserted for the throughput figure")
     p.add_argument("--batch", type=int, default=1000, help="rows per transaction in the throughput phase")
@@ -104,7 +104,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--duration", type=float, default=30.0, help="seconds of paced rows measured for latency")
     p.add_argument("--warmup", type=float, default=10.0, help="seconds of unmeasured paced rows first")
     p.add_argument("--size", type=int, default=100, help="characters of text per row")
-    p.add_argument("--poll-interval-ms", type=int, default=50, help="Debezium's poll.interval.ms (default 500)")
+    p.add_argument(
+        "--poll-interval-ms",
+        type=int,
+        default=50,
+        help="Debezium's poll.interval.ms (its own default is 500; see the caveats in the module docstring)",
+    )
     p.add_argument("--heap", default="512m", help="Apache Connect -Xmx")
     p.add_argument("--start-timeout", type=float, default=240.0, help="seconds for a worker/connector to start")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds for one phase's rows to reach Kafka")
@@ -136,11 +141,7 @@ class Reader:
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            # Wait for one event, then take what has already arrived (consume(n, t) would wait out t).
-            first = self._consumer.poll(0.05)
-            if first is None:
-                continue
-            batch = [first, *self._consumer.consume(num_messages=1000, timeout=0)]
+            batch = arrived(self._consumer)
             now = time.time_ns()
             for message in batch:
                 key, value = message.key(), message.value()

@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from confluent_kafka import Consumer, Message
 from rich.console import Console
 
 from sparklink.platform.kafka import KafkaCluster
@@ -140,3 +141,13 @@ def run_systems(
 
 def _raise_interrupt(_sig: int, _frame: object) -> None:
     raise KeyboardInterrupt
+
+
+def arrived(consumer: Consumer, wait_s: float = 0.05) -> list[Message]:
+    """The records a latency reader takes next: it waits up to `wait_s` for one, then takes only what has
+    already arrived. `consume(n, timeout)` returns once n records came or the timeout passed, so a batch at
+    a moderate rate would wait out its timeout and add it to every latency figure."""
+    first = consumer.poll(wait_s)
+    if first is None:
+        return []
+    return [first, *consumer.consume(num_messages=1000, timeout=0)]

@@ -183,6 +183,28 @@ def test_multi_worker_restart_both_connector_and_tasks(group: list[WorkerProcess
     delete(other.url, name)
 
 
+def test_a_group_refuses_exactly_once_required_and_a_sink_in_the_workers_own_consumer_group(
+    group: list[WorkerProcess],
+) -> None:
+    # Connect's DistributedHerder checks: no exactly-once source mode here, and datagen cannot say whether it
+    # could (it has no exactlyOnceSupport), so both of Connect's messages; on a follower, then forwarded.
+    url, name = group[1].url, unique("eos")
+    config = {**datagen(unique("eos")), "exactly.once.support": "required"}
+    answer = httpx.put(f"{url}/connector-plugins/datagen/config/validate", json={**config, "name": name}, timeout=60)
+    assert answer.status_code == 200, answer.text
+    values = {c["value"]["name"]: c["value"]["errors"] for c in answer.json()["configs"]}
+    assert values["exactly.once.support"][0] == "This worker does not have exactly-once source support enabled."
+    assert values["exactly.once.support"][1].startswith("The connector does not implement the API required for")
+    refused = create(url, name, config)
+    assert refused.status_code == 400 and "exactly-once source support" in refused.json()["message"], refused.text
+    worker_group = str(group[0].props["group.id"])
+    sink = {"connector.class": "FileStreamSink", "topics": "t", "file": "/tmp/never.txt"}
+    refused = create(url, unique("sink"), {**sink, "consumer.override.group.id": worker_group})
+    assert refused.status_code == 400, refused.text
+    assert f"Consumer group {worker_group} conflicts with Connect worker group {worker_group}" in refused.text
+    assert name not in httpx.get(f"{url}/connectors", timeout=30).json()
+
+
 def test_kill_9_of_the_leader_moves_its_tasks_and_loses_no_record(group: list[WorkerProcess], tmp_path: Path) -> None:
     kafka_bootstrap = group[0].props["bootstrap.servers"]
     topic, total = unique("failover"), 1500

@@ -169,10 +169,92 @@ public class FailingPutConnector extends SinkConnector {
 """
 
 
+# A source connector that drives its worker: as many tasks as its count file has lines, asking for a task
+# reconfiguration when that changes; alterOffsets refuses an offset with a "refuse" field and applies the rest.
+RECONFIGURING = """
+package test.reconf;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.connect.connector.Task;
+import org.apache.kafka.connect.errors.ConnectException;
+import org.apache.kafka.connect.source.ExactlyOnceSupport;
+import org.apache.kafka.connect.source.SourceConnector;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.apache.kafka.connect.source.SourceTask;
+
+public class ReconfiguringConnector extends SourceConnector {
+    public static class IdleTask extends SourceTask {
+        public String version() { return "1.0"; }
+        public void start(Map<String, String> props) { }
+        public List<SourceRecord> poll() throws InterruptedException { Thread.sleep(100); return null; }
+        public void stop() { }
+    }
+    private volatile boolean running;
+    private volatile Path countFile;
+    private Thread watcher;
+
+    public String version() { return "1.0"; }
+    public void start(Map<String, String> props) {
+        countFile = Path.of(props.get("count.file"));
+        running = true;
+        final int first = count();
+        watcher = new Thread(() -> {
+            int last = first;
+            while (running) {
+                int now = count();
+                if (now != last) {
+                    last = now;
+                    context().requestTaskReconfiguration();
+                }
+                try { Thread.sleep(200); } catch (InterruptedException e) { return; }
+            }
+        }, "reconfiguring-watcher");
+        watcher.setDaemon(true);
+        watcher.start();
+    }
+    private int count() {
+        try { return Math.max(1, Files.readAllLines(countFile).size()); } catch (IOException e) { return 1; }
+    }
+    public Class<? extends Task> taskClass() { return IdleTask.class; }
+    public List<Map<String, String>> taskConfigs(int maxTasks) {
+        List<Map<String, String>> configs = new ArrayList<>();
+        for (int i = 0; i < Math.min(count(), maxTasks); i++) {
+            configs.add(Map.of("slot", Integer.toString(i)));
+        }
+        return configs;
+    }
+    public void stop() {
+        running = false;
+        if (watcher != null) watcher.interrupt();
+    }
+    public ConfigDef config() {
+        return new ConfigDef().define("count.file", ConfigDef.Type.STRING, ConfigDef.Importance.HIGH, "tasks");
+    }
+    public ExactlyOnceSupport exactlyOnceSupport(Map<String, String> props) { return ExactlyOnceSupport.UNSUPPORTED; }
+    public boolean alterOffsets(Map<String, String> config, Map<Map<String, ?>, Map<String, ?>> offsets) {
+        for (Map<String, ?> offset : offsets.values()) {
+            if (offset != null && offset.containsKey("refuse")) {
+                throw new ConnectException("this connector refuses offsets with a 'refuse' field");
+            }
+        }
+        return true;
+    }
+}
+"""
+RECONFIGURING_CLASS = "test.reconf.ReconfiguringConnector"
+
+
 @pytest.fixture(scope="module")
 def bad_plugins(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A plugin.path entry with a corrupt jar, a connector whose start() throws, a connector whose class
-    needs a class its jar lacks, one connector class in two versions, and a sink whose put() throws."""
+    needs a class its jar lacks, one connector class in two versions, a sink whose put() throws, and a source
+    that asks for task reconfigurations and decides on offset changes."""
     root = tmp_path_factory.mktemp("bad-plugins")
     (root / "corrupt-plugin").mkdir()
     (root / "corrupt-plugin" / "corrupt-plugin.jar").write_bytes(b"this is not a zip archive")
@@ -186,6 +268,7 @@ def bad_plugins(tmp_path_factory: pytest.TempPathFactory) -> Path:
         source = VERSIONED.replace("VERSION", version)
         compile_plugin(root / f"versioned-{version}", {"test/versioned/VersionedConnector.java": source})
     compile_plugin(root / "failing-put", {"test/failingput/FailingPutConnector.java": FAILING_PUT})
+    compile_plugin(root / "reconfiguring", {"test/reconf/ReconfiguringConnector.java": RECONFIGURING})
     return root
 
 
@@ -680,4 +763,52 @@ def test_a_java_sinks_put_failure_fails_the_task_even_with_errors_tolerance_all_
     task = wait_for(failed, 180, "the task FAILED")
     assert "java.lang.IllegalStateException: put refused the record at offset 1" in task["trace"]
     assert topic_size(kafka.bootstrap_servers, dlq) == 0  # Connect's DLQ takes conversion and transform failures only
+    assert http.delete(f"/connectors/{name}").status_code == 204
+
+
+# ---------------------------------------------------------------------------------------- a Java connector's calls
+def test_a_java_connectors_request_for_task_reconfiguration_commits_its_new_task_configs(
+    http: httpx.Client, tmp_path: Path
+) -> None:
+    count = tmp_path / "tasks.txt"
+    count.write_text("one\n")
+    name = unique("reconf")
+    body = {"connector.class": RECONFIGURING_CLASS, "count.file": str(count), "tasks.max": "3"}
+    assert http.put(f"/connectors/{name}/config", json=body).status_code == 201
+
+    def task_slots() -> list[str]:
+        return [t["config"].get("slot", "") for t in http.get(f"/connectors/{name}/tasks").json()]
+
+    wait_for(lambda: task_slots() == ["0"] and _running(http, name), 120, "one task RUNNING")
+    count.write_text("one\ntwo\nthree\n")  # the connector notices and calls requestTaskReconfiguration()
+    wait_for(lambda: task_slots() == ["0", "1", "2"], 120, "three task configs", explain=task_slots)
+    wait_for(lambda: _running(http, name, 3), 120, "three tasks RUNNING")
+    assert http.delete(f"/connectors/{name}").status_code == 204
+
+
+def test_a_java_connectors_alter_offsets_applies_a_change_and_its_refusal_is_a_400_with_its_message(
+    http: httpx.Client, tmp_path: Path
+) -> None:
+    count = tmp_path / "tasks.txt"
+    count.write_text("one\n")
+    name = unique("offsets")
+    body = {"connector.class": RECONFIGURING_CLASS, "count.file": str(count)}
+    assert http.put(f"/connectors/{name}/config", json=body).status_code == 201
+    wait_for(lambda: _running(http, name), 120, "RUNNING")
+    assert http.put(f"/connectors/{name}/stop").status_code == 204
+    wait_for(lambda: _status(http, name)["connector"]["state"] == "STOPPED", 60, "STOPPED")
+
+    entry = {"partition": {"shard": "a"}, "offset": {"position": 7}}
+    altered = http.patch(f"/connectors/{name}/offsets", json={"offsets": [entry]})
+    assert altered.status_code == 200, altered.text
+    # The connector said it applied the change (alterOffsets returned true): Connect's words for that.
+    assert altered.json() == {"message": "The offsets for this connector have been altered successfully"}
+    assert http.get(f"/connectors/{name}/offsets").json() == {"offsets": [entry]}
+
+    refused = http.patch(
+        f"/connectors/{name}/offsets", json={"offsets": [{"partition": {"shard": "a"}, "offset": {"refuse": 1}}]}
+    )
+    assert refused.status_code == 400, refused.text
+    assert "this connector refuses offsets with a 'refuse' field" in refused.json()["message"]
+    assert http.get(f"/connectors/{name}/offsets").json() == {"offsets": [entry]}  # nothing of it stored
     assert http.delete(f"/connectors/{name}").status_code == 204

@@ -273,6 +273,26 @@ CASES = [
         ),
         expect={"value": {"magic": 42, "bool": False, "int": 0, "string": "", "array": [], "map": {}}},
     ),
+    Case(
+        "MaskField withSchema a struct field cannot be masked (a map field can)",
+        with_props("MaskField$Value", {"fields": "inner"}, **SCHEMAS_ON),
+        value=envelope(
+            {
+                "type": "struct",
+                "optional": False,
+                "fields": [
+                    {
+                        "type": "struct",
+                        "optional": True,
+                        "field": "inner",
+                        "fields": [{"type": "int32", "optional": True, "field": "a"}],
+                    },
+                ],
+            },
+            {"inner": {"a": 1}},
+        ),
+        expect={"error": "Cannot mask value of type: class org.apache.kafka.connect.data.Struct"},
+    ),
     # ---------------------------------------------------------------- ValueToKey (ValueToKeyTest)
     Case(
         "ValueToKey schemaless",

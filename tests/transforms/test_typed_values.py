@@ -368,9 +368,15 @@ def test_mask_field_takes_the_general_path_where_connect_fails_the_record(spark:
         assert "variant" in optimized(out.records).lower(), fields
         assert errors(out), fields
         out.release()
-    # A struct field: Connect fails the record, the general path writes {}; the struct path leaves it.
+    # A struct field: the struct path leaves it to the general path, which fails the record as Connect does
+    # (the all-null row's struct is null: null stays null).
     out = compile_pipeline({**mask(["l_struct"], VALUE_JSON), "transforms": "value"}, {}, "source").run(batch)
     assert "variant" in optimized(out.records).lower()
+    struct_errors = errors(out)
+    assert struct_errors and set(struct_errors) == {
+        "Cannot mask value of type: class org.apache.kafka.connect.data.Struct"
+    }, struct_errors
+    out.release()
     # A struct that may be null: MaskField fails a null value (requireStruct).
     base = spark.createDataFrame([(1,), (None,)], "id int")
     value = F.when(F.col("id").isNotNull(), F.struct("id"))

@@ -74,14 +74,7 @@ class JvmSinkRun(JvmRun[JavaSinkTask], PartitionRun):
 
     def _commit_offsets(self, offsets: dict[str, dict[str, int]] | None) -> None:
         if offsets:
-            positions = {(topic, int(p)): int(o) for topic, parts in offsets.items() for p, o in parts.items()}
-            started = time.monotonic()
-            try:
-                self.services.group_offsets.commit(self.group, positions)
-            except Exception:
-                self.measures.committed((time.monotonic() - started) * 1000, ok=False)
-                raise
-            self.measures.committed((time.monotonic() - started) * 1000)
+            self._commit_group({(topic, int(p)): int(o) for topic, parts in offsets.items() for p, o in parts.items()})
 
     def _release(self) -> None:
         host_task, self.host_task = self.host_task, None

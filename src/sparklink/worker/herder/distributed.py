@@ -38,6 +38,7 @@ from sparklink.worker.config import WorkerConfig
 from sparklink.worker.herder import metrics, offsets, restarts
 from sparklink.worker.herder.assignor import Work
 from sparklink.worker.herder.group import Assignment, WorkerGroupMember
+from sparklink.worker.herder.group_checks import GroupChecks
 from sparklink.worker.herder.herder import StandaloneHerder, Stores
 from sparklink.worker.herder.internal_requests import InternalRequests, NoSessionKeyError
 from sparklink.worker.herder.model import ConnectorInfo, ConnectorOffset, ConnectorStateInfo, ConnectorTaskId, RawConfig
@@ -135,6 +136,9 @@ class DistributedHerder(StandaloneHerder):
         self.statuses.stop()
         self.offsets.stop()
         self._providers.close()
+
+    def _group_checks(self) -> GroupChecks:
+        return GroupChecks(self.config.group_id)
 
     # ------------------------------------------------------------------ group listener (IO thread)
     def config_offset(self) -> int:

@@ -25,6 +25,7 @@ from sparklink.api.task_config import CONNECTOR_CLASS, sink_group
 from sparklink.clients.connect import OverridePolicy
 from sparklink.worker.config import WorkerConfig
 from sparklink.worker.herder import metrics, offsets, restarts, validation
+from sparklink.worker.herder.group_checks import GroupChecks
 from sparklink.worker.herder.lifecycle import Lifecycle, trace
 from sparklink.worker.herder.model import (
     ConfigInfos,
@@ -351,6 +352,7 @@ class StandaloneHerder:
             self._providers,
             self.files,
             self._override_policy,
+            self._group_checks(),
         )
 
     def task_metrics(self) -> list[TaskMetrics]:
@@ -409,8 +411,19 @@ class StandaloneHerder:
 
     def _validated(self, name: str, config: RawConfig) -> dict[str, str]:
         return validation.validated(
-            self._plugins, name, config, self.config.tasks_max_limit, self._providers, self.files, self._override_policy
+            self._plugins,
+            name,
+            config,
+            self.config.tasks_max_limit,
+            self._providers,
+            self.files,
+            self._override_policy,
+            self._group_checks(),
         )
+
+    def _group_checks(self) -> GroupChecks | None:
+        """The checks only a worker of a group makes (none for a standalone worker, as in Connect)."""
+        return None
 
     def _type_of(self, config: Mapping[str, str]) -> ConnectorType:
         desc = self._plugins.find(config.get(CONNECTOR_CLASS, ""))

@@ -32,6 +32,7 @@ from sparklink.clients.connect import ClientKind, OverridePolicy, overrides
 from sparklink.clients.secrets import HIDDEN, is_secret, scrub, secret_values
 from sparklink.worker import connector_config
 from sparklink.worker.config import WorkerConfig
+from sparklink.worker.herder.group_checks import GroupChecks
 from sparklink.worker.herder.model import ConfigInfo, ConfigInfos, ConfigValueInfo, RawConfig, config_key_info
 from sparklink.worker.plugins import PluginDesc, Plugins
 from sparklink.worker.providers.registry import ConfigProviders, is_provider_key
@@ -118,12 +119,14 @@ def validate(
     tasks_limit: int,
     files: FileAccess | None = None,
     policy: OverridePolicy | None = None,
+    group: GroupChecks | None = None,
 ) -> dict[str, list[str]]:
     """Errors per key for a full connector config (an unknown class is reported on connector.class).
 
     A null value is an error of its own (AbstractHerder#addNullValuedErrors); `tasks.max` may not
     exceed this worker's `sparklink.tasks.max.limit`, since every task is a Spark query here; client
-    overrides must pass `policy` (the worker's; Connect's default, All, when not given).
+    overrides must pass `policy` (the worker's; Connect's default, All, when not given); a worker of a group
+    adds the group's own checks (`group`).
     """
     config = {k: v for k, v in raw.items() if v is not None}
     errors = _validate(plugins, config, files)
@@ -131,6 +134,8 @@ def validate(
     if desc is not None:
         for key, refused in client_override_errors(config, desc.type, policy or OverridePolicy()).items():
             errors.setdefault(key, []).extend(refused)
+        if group is not None:
+            group.add_errors(desc, config, errors)
     keys = validated_keys(desc, config, plugins.java_lookup) if desc else connector_config.SOURCE.keys
     for key in (k for k, v in raw.items() if v is None):
         # ConfigDef validates the null first (range checks refuse it), then Connect adds its own error.
@@ -194,6 +199,7 @@ def validated(
     providers: ConfigProviders | None = None,
     files: FileAccess | None = None,
     policy: OverridePolicy | None = None,
+    group: GroupChecks | None = None,
 ) -> dict[str, str]:
     """The config a create or update stores (placeholders as written), or a 400 listing every error as
     Connect does."""
@@ -208,7 +214,7 @@ def validated(
         raise BadRequestError(NO_CONNECTOR_TYPE)
     plugins.resolve(connector_class)
     config, resolved, types = _resolved(plugins, raw, providers)
-    found = validate(plugins, resolved, tasks_limit, files, policy)
+    found = validate(plugins, resolved, tasks_limit, files, policy, group)
     errors = {k: v for k, v in _redacted(found, config, resolved, types).items() if v}
     if errors:
         lines = [e for errs in errors.values() for e in errs]
@@ -239,6 +245,7 @@ def config_infos(
     providers: ConfigProviders | None = None,
     files: FileAccess | None = None,
     policy: OverridePolicy | None = None,
+    group: GroupChecks | None = None,
 ) -> ConfigInfos:
     """The `/connector-plugins/{plugin}/config/validate` answer (Connect's ConfigInfos)."""
     connector_class = raw.get(CONNECTOR_CLASS)
@@ -251,7 +258,7 @@ def config_infos(
     present = {k: v for k, v in resolved.items() if v is not None}
     keys = validated_keys(desc, present, plugins.java_lookup)
     hints = desc.value_hints(present)
-    errors = _redacted(validate(plugins, resolved, tasks_limit, files, policy), config, resolved, types)
+    errors = _redacted(validate(plugins, resolved, tasks_limit, files, policy, group), config, resolved, types)
     configs = []
     for name in dict.fromkeys([*keys, *errors]):
         key = keys.get(name)

@@ -69,6 +69,11 @@ class PluginDesc(ABC):
         """Recommended values and visibility per key, where the plugin's validation computes them."""
         return {}
 
+    def exactly_once_support(self, config: Mapping[str, str]) -> str | None:
+        """A source connector's own answer to whether it can run exactly once with `config` (Connect's
+        SourceConnector#exactlyOnceSupport): SUPPORTED, UNSUPPORTED, or None when it cannot say."""
+        return None
+
     @abstractmethod
     def new_connector(self) -> Connector:
         """A new, unstarted connector instance."""

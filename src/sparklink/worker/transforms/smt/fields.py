@@ -13,6 +13,7 @@ from sparklink.worker.transforms.record import Datum, Rec, Shape
 from sparklink.worker.transforms.smt.base import (
     ILLEGAL_ARGUMENT,
     PACKAGE,
+    Operand,
     Transformation,
     edited,
     key_and_value,
@@ -302,12 +303,29 @@ class MaskField(Transformation):
             fields.append((name, value))
         return reshaped(rec, self.which, shape, fields, shape.connect)
 
+    def _fail_structs(self, rec: Rec, op: Operand, names: list[str]) -> Rec:
+        """With a schema, a listed field that holds a Struct fails the record, as Connect cannot mask one (a Map,
+        which the VARIANT holds alike, masks to {}): only the field's schema tells them apart."""
+        assert op.schema is not None
+        struct = "class org.apache.kafka.connect.data.Struct"
+        if self.config["replacement"] is None:
+            message = x.text(f"Cannot mask value of type: {struct}")
+        else:
+            message = x.text(f"Cannot mask value of type {struct} with custom replacement.")
+        for name in names:
+            is_struct = f"coalesce({schemas.type_of(schemas.field(op.schema, name))}, '') = 'struct'"
+            held = f"NOT {x.is_null(x.get(op.obj, name))}"
+            rec = rec.fail(f"NOT {op.schemaless} AND {is_struct} AND {held}", message, self.class_name)
+        return rec
+
     def apply(self, rec: Rec) -> Rec:
         if (masked_struct := on_struct(rec, self.which, self._on_struct)) is not None:
             return masked_struct
         op = operand(rec, self.which)
         rec = require_object(rec, op, "mask fields", self.class_name, allow_null=False)
         names = list(self.config["fields"])
+        if op.schema is not None:
+            rec = self._fail_structs(rec, op, names)
         # Schemaless, Connect puts every listed field (absent ones as null); with a schema only existing ones.
         obj = op.obj
         errors = []

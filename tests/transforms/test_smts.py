@@ -242,6 +242,41 @@ CASES = [
         value={"list": [42]},
         expect={"error": "Cannot mask value of type"},
     ),
+    # Beyond MaskFieldTest: a replacement is read as Connect's Values reads it (new BigDecimal(text), then
+    # the field's width), checked against connect-transforms 4.3.1 itself.
+    Case(
+        "MaskField schemaless a fractional replacement truncates for an integer",
+        with_props("MaskField$Value", {"fields": "int,long", "replacement": "1.5"}),
+        value={"int": 42, "long": 7_000_000_000},
+        expect={"value": {"int": 1, "long": 1}},
+    ),
+    Case(
+        "MaskField schemaless an exponent replacement",
+        with_props("MaskField$Value", {"fields": "int,double", "replacement": "1e3"}),
+        value={"int": 42, "double": 42.5},
+        expect={"value": {"int": 1000, "double": 1000.0}},
+    ),
+    Case(
+        "MaskField schemaless a replacement no BigDecimal reads",
+        with_props("MaskField$Value", {"fields": "int", "replacement": "NaN"}),
+        value={"int": 42},
+        expect={"error": "Unable to convert NaN (class java.lang.String) to a number"},
+    ),
+    Case(
+        "MaskField withSchema a replacement is cut to the field's width",
+        with_props("MaskField$Value", {"fields": "i8,i16,i32,i64", "replacement": "300"}, **SCHEMAS_ON),
+        value=envelope(
+            struct(("i8", "int8", False), ("i16", "int16", False), ("i32", "int32", False), ("i64", "int64", False)),
+            {"i8": 1, "i16": 2, "i32": 3, "i64": 4},
+        ),
+        expect={"value": {"i8": 44, "i16": 300, "i32": 300, "i64": 300}},
+    ),
+    Case(
+        "MaskField withSchema a replacement beyond a long keeps its low bits",
+        with_props("MaskField$Value", {"fields": "i32,i64", "replacement": "99999999999999999999"}, **SCHEMAS_ON),
+        value=envelope(struct(("i32", "int32", False), ("i64", "int64", False)), {"i32": 1, "i64": 2}),
+        expect={"value": {"i32": 1661992959, "i64": 7766279631452241919}},
+    ),
     Case(
         "MaskField testWithSchema",
         with_props("MaskField$Value", {"fields": "bool,int,string,array,map"}, **SCHEMAS_ON),

@@ -14,7 +14,8 @@ from pyspark.sql import functions as F
 
 from sparklink.worker.transforms.pipeline import compile_pipeline
 from sparklink.worker.transforms.smt.base import Transformation
-from sparklink.worker.transforms.smt.fields import ExtractField, MaskField, ReplaceField
+from sparklink.worker.transforms.smt.fields import ExtractField, ReplaceField
+from sparklink.worker.transforms.smt.mask import MaskField
 from tests.transforms.harness import JSON, PKG
 
 VALUE_JSON = {"value.converter": JSON, "value.converter.schemas.enable": "false", "errors.tolerance": "all"}

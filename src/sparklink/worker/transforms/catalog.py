@@ -13,12 +13,13 @@ from sparklink.worker.transforms.converters import CONVERTERS, HEADER_CONVERTERS
 from sparklink.worker.transforms.plugin import Plugin, PluginType
 from sparklink.worker.transforms.predicates import ALL as PREDICATE_CLASSES
 from sparklink.worker.transforms.predicates import Predicate
-from sparklink.worker.transforms.smt import fields, headers, routing, structure, types
+from sparklink.worker.transforms.smt import fields, headers, mask, routing, structure, types
 from sparklink.worker.transforms.smt.base import Transformation
 from sparklink.worker.transforms.smt.sql import SqlTransform
 
 TRANSFORMATIONS: tuple[type[Transformation], ...] = (
     *fields.ALL,
+    *mask.ALL,
     *types.ALL,
     *routing.ALL,
     *headers.ALL,

@@ -1,10 +1,8 @@
-"""Field-level SMTs: InsertField, ReplaceField, MaskField, ValueToKey, ExtractField, HoistField.
+"""Field-level SMTs: InsertField, ReplaceField, ValueToKey, ExtractField, HoistField (MaskField: mask.py).
 Caller: the transform catalog. Same configs and per-record errors as org.apache.kafka.connect.transforms.
 """
 
 from __future__ import annotations
-
-import math
 
 from sparklink.worker.transforms import exprs as x
 from sparklink.worker.transforms import schemas
@@ -13,7 +11,6 @@ from sparklink.worker.transforms.record import Datum, Rec, Shape
 from sparklink.worker.transforms.smt.base import (
     ILLEGAL_ARGUMENT,
     PACKAGE,
-    Operand,
     Transformation,
     edited,
     key_and_value,
@@ -201,147 +198,6 @@ class ReplaceField(Transformation):
         return edited(rec, op, self.which, obj, schema)
 
 
-def _number(text: str, kind: type) -> object:
-    try:
-        return kind(text)
-    except ValueError:
-        return None
-
-
-class MaskField(Transformation):
-    class_name = f"{PACKAGE}.MaskField"
-    doc = 'Replaces field values by the empty value of their type (0, false, "", [] or {}) or a replacement.'
-    CONFIG = config(
-        key("fields", "LIST", "Fields to mask.", importance="HIGH", validator=non_empty_list),
-        key(
-            "replacement",
-            "STRING",
-            "Value for masked numeric or string fields instead of the empty value.",
-            default=None,
-            importance="LOW",
-            validator=lambda _n, v: None if str(v) else "String must be non-empty",
-        ),
-        REPLACE_NULL_WITH_DEFAULT,
-    )
-
-    def _masked(self, v: str) -> tuple[str, str]:
-        """(masked VARIANT, error text or NULL) for one field value (VARIANT)."""
-        t = x.kind(v)
-        numeric = f"{t} IN ('TINYINT', 'SMALLINT', 'INT', 'BIGINT')"
-        decimal = f"({t} LIKE 'DECIMAL%' OR {t} IN ('FLOAT', 'DOUBLE'))"
-        null = x.is_null(v)
-        replacement = self.config["replacement"]
-        if replacement is None:
-            masked = x.case(
-                (null, v),
-                (f"{t} = 'STRING'", x.variant_of("")),
-                (numeric, x.variant_of(0)),
-                (decimal, x.to_variant("CAST(0 AS DOUBLE)")),
-                (f"{t} = 'BOOLEAN'", x.variant_of(False)),
-                (f"{t} LIKE 'ARRAY%'", x.variant_of([])),
-                (f"{t} LIKE 'OBJECT%'", x.variant_of({})),
-            )
-            error = x.when(
-                f"NOT {null} AND {masked} IS NULL", x.concat("'Cannot mask value of type: '", x.java_class(v))
-            )
-            return f"coalesce({masked}, {v})", error
-        as_long, as_double = _number(replacement, int), _number(replacement, float)
-        masked = x.case(
-            (null, v),
-            (f"{t} = 'STRING'", x.to_variant(x.text(replacement))),
-            (numeric, x.variant_of(as_long) if as_long is not None else x.NULL_VARIANT),
-            (decimal, x.to_variant(x.lit(as_double)) if as_double is not None else x.NULL_VARIANT),
-        )
-        unconvertible = x.text(f"Unable to convert {replacement} (class java.lang.String) to number")
-        cannot = x.concat("'Cannot mask value of type class '", x.java_class(v), "' with custom replacement.'")
-        error = x.case(
-            (null, "CAST(NULL AS STRING)"),
-            (f"({numeric} OR {decimal}) AND {masked} IS NULL", unconvertible),
-            (f"{masked} IS NULL", cannot),
-        )
-        return f"coalesce({masked}, {v})", error
-
-    def _struct_masked(self, value: str, connect: dict[str, object]) -> str | None:
-        """A struct field's masked value, as the general path masks the same value read from the VARIANT
-        (a number's text is all the converter keeps of its type). None where the general path fails
-        the record (bytes, structs, a replacement for a boolean, list or map or that is no number)."""
-        kind, replacement = connect.get("type"), self.config["replacement"]
-        masked: str | None = None
-        if kind == "string":
-            masked = x.text("" if replacement is None else str(replacement))
-        elif kind in ("int8", "int16", "int32", "int64"):
-            as_long = 0 if replacement is None else _number(str(replacement), int)
-            if isinstance(as_long, int) and -(2**63) <= as_long < 2**63:
-                masked = f"CAST({as_long} AS BIGINT)"
-        elif kind in ("float", "double"):
-            as_double = 0.0 if replacement is None else _number(str(replacement), float)
-            if isinstance(as_double, float) and math.isfinite(as_double):
-                masked = x.lit(as_double)
-        elif replacement is None and kind == "boolean":
-            masked = "false"
-        elif replacement is None and kind == "array":
-            masked = f"filter({value}, {x.fresh('e')} -> false)"
-        elif replacement is None and kind == "map":
-            masked = f"map_filter({value}, ({x.fresh('k')}, {x.fresh('v')}) -> false)"
-        return None if masked is None else x.when(f"{value} IS NOT NULL", masked)
-
-    def _on_struct(self, rec: Rec, shape: Shape) -> Rec | None:
-        """Connect's applyWithSchema on a typed struct: listed fields masked, the others and the schema
-        as they are. None (the general path) for a struct that may be null (MaskField fails a null
-        part) or a listed field `_struct_masked` declines."""
-        if shape.nullable:
-            return None
-        names = set(self.config["fields"])
-        fields = []
-        for entry in shape.connect["fields"]:
-            name = str(entry["field"])
-            value: str | None = struct_field(shape, name)
-            if name in names:
-                value = self._struct_masked(struct_field(shape, name), entry)
-            if value is None:
-                return None
-            fields.append((name, value))
-        return reshaped(rec, self.which, shape, fields, shape.connect)
-
-    def _fail_structs(self, rec: Rec, op: Operand, names: list[str]) -> Rec:
-        """With a schema, a listed field that holds a Struct fails the record, as Connect cannot mask one (a Map,
-        which the VARIANT holds alike, masks to {}): only the field's schema tells them apart."""
-        assert op.schema is not None
-        struct = "class org.apache.kafka.connect.data.Struct"
-        if self.config["replacement"] is None:
-            message = x.text(f"Cannot mask value of type: {struct}")
-        else:
-            message = x.text(f"Cannot mask value of type {struct} with custom replacement.")
-        for name in names:
-            is_struct = f"coalesce({schemas.type_of(schemas.field(op.schema, name))}, '') = 'struct'"
-            held = f"NOT {x.is_null(x.get(op.obj, name))}"
-            rec = rec.fail(f"NOT {op.schemaless} AND {is_struct} AND {held}", message, self.class_name)
-        return rec
-
-    def apply(self, rec: Rec) -> Rec:
-        if (masked_struct := on_struct(rec, self.which, self._on_struct)) is not None:
-            return masked_struct
-        op = operand(rec, self.which)
-        rec = require_object(rec, op, "mask fields", self.class_name, allow_null=False)
-        names = list(self.config["fields"])
-        if op.schema is not None:
-            rec = self._fail_structs(rec, op, names)
-        # Schemaless, Connect puts every listed field (absent ones as null); with a schema only existing ones.
-        obj = op.obj
-        errors = []
-        for name in names:
-            masked, error = self._masked(x.get(op.obj, name))
-            obj = x.put(obj, name, masked)
-            errors.append(error)
-        error = f"coalesce({', '.join(errors)})"
-        rec = rec.fail(f"{error} IS NOT NULL", error, self.class_name)
-        if op.schema is not None:
-            k, v = x.fresh("k"), x.fresh("v")
-            existing = f"transform_values({op.obj}, ({k}, {v}) -> {x.when(x.in_list(k, names), self._masked(v)[0], v)})"
-            obj = op.pick(obj, existing)
-        return edited(rec, op, self.which, obj, None, keep_null=False)
-
-
 def _syntax(_name: str, value: object) -> str | None:
     return None if str(value).upper() in ("V1", "V2") else "String must be one of (case insensitive): V1, V2"
 
@@ -515,7 +371,6 @@ class HoistField(Transformation):
 
 InsertFieldKey, InsertFieldValue = key_and_value(InsertField)
 ReplaceFieldKey, ReplaceFieldValue = key_and_value(ReplaceField)
-MaskFieldKey, MaskFieldValue = key_and_value(MaskField)
 ExtractFieldKey, ExtractFieldValue = key_and_value(ExtractField)
 HoistFieldKey, HoistFieldValue = key_and_value(HoistField)
 
@@ -524,8 +379,6 @@ ALL: tuple[type[Transformation], ...] = (
     InsertFieldValue,
     ReplaceFieldKey,
     ReplaceFieldValue,
-    MaskFieldKey,
-    MaskFieldValue,
     ValueToKey,
     ExtractFieldKey,
     ExtractFieldValue,

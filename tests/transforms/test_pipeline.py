@@ -100,6 +100,22 @@ def test_string_and_byte_array_converters(spark: Any) -> None:
     assert bytes(line["value"]) == b'"line one"'
 
 
+def test_a_floating_source_value_is_written_as_each_converter_writes_it(spark: Any) -> None:
+    """JsonConverter (Jackson) quotes NaN and Infinity and StringConverter (Double.toString) does not."""
+    source = spark.sql(
+        "SELECT 't' AS topic, d AS value FROM VALUES (CAST('NaN' AS DOUBLE)), (CAST('-Infinity' AS DOUBLE)), "
+        "(1.0E20D), (0.5D) AS v(d)"
+    )
+    as_json = {"value.converter": JSON, "value.converter.schemas.enable": "false"}
+    as_text = {"value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+    for config, expected in (
+        (as_json, [b'"NaN"', b'"-Infinity"', b"1.0E20", b"0.5"]),
+        (as_text, [b"NaN", b"-Infinity", b"1.0E20", b"0.5"]),
+    ):
+        rows = compile_pipeline(config, {}, "source").run(source).records.select("value").collect()
+        assert sorted(bytes(r["value"]) for r in rows) == sorted(expected), config
+
+
 def test_bytes_that_are_not_utf8_are_read_as_java_reads_them(spark: Any) -> None:
     """StringConverter replaces each invalid sequence with U+FFFD, as Java's `new String(bytes, UTF_8)`
     does, and never fails the batch; to JsonConverter such bytes are malformed input, an errant record

@@ -128,5 +128,9 @@ def source_datum(col: str, data_type: DataType, nullable: bool) -> Datum:
     payload = spark_types.payload_of(col, data_type)
     if schema is not None and schema_col is not None and schema.get("type") == "struct":
         return Datum.of_shape(Shape(payload, schema, nullable), schema_col)
+    if name in ("float", "double"):
+        # No one text form: JsonConverter (Jackson) writes NaN and Infinity quoted, StringConverter bare,
+        # so the converters read them from the VARIANT as they do on every other path.
+        return Datum(to_variant(col, data_type), "variant", schema_col)
     json = f"to_json({payload})" if name in ("struct", "map", "array") else f"CAST({payload} AS STRING)"
     return Datum(to_variant(col, data_type), "variant", schema_col, json=json)

@@ -19,7 +19,9 @@ once the backlog a late start left is written: the records/s reaching the output
 (equal to `--rate` when the system keeps up) and the CPU the system's processes spent per 1,000 of
 them (the sparklink worker with its Spark JVM; the Connect JVM). Both generators are rate limited, so
 asking for more than a system sustains does not measure its peak (sparklink's Spark `rate` source
-then makes ever larger batches): raise `--rate` until records/s falls behind it to find the peak. A
+then makes ever larger batches): raise `--rate` until records/s falls behind it to find the peak, or ask
+more than either system can do (`--rate 1000000`): both generators then owe records all the time, no
+backlog burst follows a slow start, and records/s is each system's peak. A
 source is used because both systems then stay in their JVM end to end (sparklink's FileStreamSink
 passes records through Python, which a sink benchmark would measure instead of the transforms).
 

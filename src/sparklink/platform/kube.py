@@ -25,6 +25,7 @@ import httpx
 
 from sparklink.platform import artifacts, ca, kube_binaries, ports, process
 from sparklink.platform.kube_binaries import COMPONENTS, binary
+from sparklink.platform.records import read_record, write_record
 
 ETCD, APISERVER, CONTROLLER_MANAGER = COMPONENTS
 
@@ -86,16 +87,13 @@ class KubeCluster:
 
     @classmethod
     def load(cls, state_dir: Path) -> KubeCluster:
-        path = Path(state_dir) / "cluster.json"
-        if not path.exists():
-            raise FileNotFoundError(f"no Kubernetes cluster in {state_dir} (no cluster.json)")
-        raw = json.loads(path.read_text())
+        raw = read_record(state_dir, "Kubernetes cluster")
         return cls(Path(state_dir), [Component(**c) for c in raw["components"]], raw["etcd_peer_port"])
 
     def save(self) -> None:
         raw = asdict(self)
         raw["state_dir"] = str(self.state_dir)
-        (self.state_dir / "cluster.json").write_text(json.dumps(raw, indent=2))
+        write_record(self.state_dir, raw)
 
     # ----------------------------------------------------------------- addresses and credentials
     def component(self, name: str) -> Component:

@@ -1,13 +1,15 @@
-"""The record a local cluster keeps of itself: `<state_dir>/cluster.json`, read and written whole.
+"""The record a local cluster keeps of itself (`<state_dir>/cluster.json`, read and written whole) and
+`RecordedCluster`, the base of a cluster that lives in such a state directory.
 
-Callers: the Kafka cluster layout (`kafka_layout.ClusterLayout`) and the Kubernetes control plane
-(`kube.KubeCluster`), each of which turns the JSON into its own dataclasses.
+Callers: the Kafka cluster (`kafka_layout.ClusterLayout`, `kafka.KafkaCluster`) and the Kubernetes
+control plane (`kube.KubeCluster`), each of which turns the JSON into its own dataclasses.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import uuid
 from pathlib import Path
 from typing import Any
@@ -31,3 +33,16 @@ def write_record(state_dir: Path, raw: dict[str, Any]) -> None:
     partial.write_text(json.dumps(raw, indent=2))
     os.replace(partial, record)
 
+
+class RecordedCluster:
+    """A local cluster whose processes, data and record all live under `state_dir`."""
+
+    state_dir: Path
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def destroy(self) -> None:
+        """Stop the cluster and delete its state directory (data, certificates and logs)."""
+        self.stop()
+        shutil.rmtree(self.state_dir, ignore_errors=True)

@@ -95,10 +95,12 @@ def test_a_standalone_worker_checks_neither() -> None:
 
 def test_a_worker_of_a_group_refuses_them_at_create_with_connects_400() -> None:
     with pytest.raises(ConfigValidationError) as refused:
-        validation.validated(Plugins(), "cluster", dict(SINK), 8, group=GroupChecks(GROUP))
+        validation.validated(validation.Checks(Plugins(), 8, group=GroupChecks(GROUP)), "cluster", dict(SINK))
     assert "conflicts with Connect worker group" in str(refused.value)
     infos = validation.config_infos(
-        Plugins(), "datagen", {**SOURCE, "exactly.once.support": "required"}, 8, group=GroupChecks(GROUP)
+        validation.Checks(Plugins(), 8, group=GroupChecks(GROUP)),
+        "datagen",
+        {**SOURCE, "exactly.once.support": "required"},
     )
     values = {c.value.name: c.value.errors for c in infos.configs}
     assert values["exactly.once.support"] == [NO_EXACTLY_ONCE_WORKER, NO_PREFLIGHT]

@@ -80,7 +80,7 @@ def test_validate_with_a_module_as_connector_class_reports_it_on_the_key(
         f"Invalid value {name} for configuration connector.class: no connector plugin with this name or alias"
     ]
     with pytest.raises(BadRequestError, match=f"which name matches {name}"):
-        validation.config_infos(plugins, name.rsplit(".", 1)[-1], {"connector.class": name}, 256)
+        validation.config_infos(validation.Checks(plugins, 256), name.rsplit(".", 1)[-1], {"connector.class": name})
     _not_imported(marker)
 
 

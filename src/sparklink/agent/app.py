@@ -4,7 +4,8 @@ Caller: `server.serve` mounts one app on both ports (mTLS external, plain loopba
 - `GET /v1/broker-state` (and `/v1/broker-state/`, which the operator's client sends): 200
   `{"brokerState": n}`, with `"recoveryState": {"remainingLogsToRecover": N, "remainingSegmentsToRecover": M}`
   when n == 2 and both gauges exist; 404 `Broker state metric not found` before the broker registers it;
-- `GET /v1/ready`: 204 when `3 <= n != 127`, else 503 `Readiness failed: brokerState is n` (404 as above);
+- `GET /v1/ready` (and `/v1/ready/`): 204 when `3 <= n != 127`, else 503 `Readiness failed: brokerState is n`
+  (404 as above);
 - 503 on both when the broker's metrics cannot be read (broker down, Jolokia not up yet);
 - anything else, including other API versions: 404.
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Protocol
 
 from fastapi import FastAPI
@@ -42,25 +44,38 @@ class MetricsReader(Protocol):
     async def read(self) -> BrokerMetrics: ...
 
 
+# What a state route answers, given the broker's metrics and its effective state.
+StateAnswer = Callable[[BrokerMetrics, int], Response]
+
+
 def create_app(reader: MetricsReader, node_name: str = "broker") -> FastAPI:
     app = FastAPI(title=f"sparklink agent ({node_name})", openapi_url=None, docs_url=None, redoc_url=None)
 
-    async def metrics() -> BrokerMetrics | Response:
-        try:
-            return await reader.read()
-        except MetricsUnavailableError as exc:
-            log.warning("%s: %s", node_name, exc)
-            return _text(503, f"Broker metrics cannot be read: {exc}")
+    def state_route(path: str, *, warn_missing: bool) -> Callable[[StateAnswer], StateAnswer]:
+        """Serve `answer` at `path` and `path/` with the broker's metrics and effective state; 503 when the
+        metrics cannot be read, 404 when they hold no broker state yet (logged if `warn_missing`)."""
 
-    @app.get("/v1/broker-state")
-    @app.get("/v1/broker-state/", include_in_schema=False)
-    async def broker_state() -> Response:
-        found = await metrics()
-        if isinstance(found, Response):
-            return found
-        if found.broker_state is None:
-            return _text(404, NOT_FOUND)
-        state = effective_state(found)
+        def register(answer: StateAnswer) -> StateAnswer:
+            async def endpoint() -> Response:
+                try:
+                    found = await reader.read()
+                except MetricsUnavailableError as exc:
+                    log.warning("%s: %s", node_name, exc)
+                    return _text(503, f"Broker metrics cannot be read: {exc}")
+                if found.broker_state is None:
+                    if warn_missing:
+                        log.warning("%s: %s", node_name, NOT_FOUND)
+                    return _text(404, NOT_FOUND)
+                return answer(found, effective_state(found))
+
+            app.get(path)(endpoint)
+            app.get(f"{path}/", include_in_schema=False)(endpoint)
+            return answer
+
+        return register
+
+    @state_route("/v1/broker-state", warn_missing=False)
+    def broker_state(found: BrokerMetrics, state: int) -> Response:
         body: dict[str, object] = {"brokerState": state}
         if state == RECOVERY and found.remaining_logs is not None and found.remaining_segments is not None:
             body["recoveryState"] = {
@@ -69,16 +84,8 @@ def create_app(reader: MetricsReader, node_name: str = "broker") -> FastAPI:
             }
         return _text(200, json.dumps(body, separators=(",", ":")))
 
-    @app.get("/v1/ready")
-    @app.get("/v1/ready/", include_in_schema=False)
-    async def ready() -> Response:
-        found = await metrics()
-        if isinstance(found, Response):
-            return found
-        if found.broker_state is None:
-            log.warning("%s: %s", node_name, NOT_FOUND)
-            return _text(404, NOT_FOUND)
-        state = effective_state(found)
+    @state_route("/v1/ready", warn_missing=True)
+    def ready(_found: BrokerMetrics, state: int) -> Response:
         if RUNNING <= state != UNKNOWN:
             return Response(status_code=204, media_type=CONTENT_TYPE)
         return _text(503, f"Readiness failed: brokerState is {state}")

@@ -27,7 +27,7 @@ import os
 import site
 import sys
 import sysconfig
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,19 +102,11 @@ class FileAccess:
     # ------------------------------------------------------------------ checks
     def write_error(self, path: str) -> str | None:
         """Why `path` may not be written (appended to or created), or None if it may."""
-        try:
-            self.writable(path)
-        except FileAccessError as exc:
-            return str(exc)
-        return None
+        return _refusal(self.writable, path)
 
     def read_error(self, path: str) -> str | None:
         """Why `path` may not be read, or None if it may (a missing file may be waited for)."""
-        try:
-            self.readable(path)
-        except FileAccessError as exc:
-            return str(exc)
-        return None
+        return _refusal(self.readable, path)
 
     def writable(self, path: str) -> Path:
         """The resolved path to write `path` at; FileAccessError naming the rule when it may not be."""
@@ -151,3 +143,12 @@ class FileAccess:
             f"{path}{shown} is outside the worker's allowed paths ({ALLOWED_PATHS}: "
             f"{', '.join(map(str, self.allowed))})"
         )
+
+
+def _refusal(check: Callable[[str], Path], path: str) -> str | None:
+    """The FileAccessError message `check` raises for `path`, or None when it allows it."""
+    try:
+        check(path)
+    except FileAccessError as exc:
+        return str(exc)
+    return None

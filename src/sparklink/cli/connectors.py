@@ -7,6 +7,7 @@ Connect error message and exit non-zero.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -91,32 +92,38 @@ def create(
     console.print(f"[green]created[/green] {info['name']} ({info['type']})")
 
 
-@app.command()
-def delete(name: str, url: Url = DEFAULT_URL) -> None:
-    """Delete a connector (its tasks stop; its offsets stay)."""
-    call("DELETE", url, f"/connectors/{name}")
-    console.print(f"deleted {name}")
+# The lifecycle commands, each one call on the connector: name, HTTP method, path below the connector,
+# what it prints before the name, help.
+_LIFECYCLE = (
+    ("delete", "DELETE", "", "deleted", "Delete a connector (its tasks stop; its offsets stay)."),
+    (
+        "pause",
+        "PUT",
+        "/pause",
+        "pausing",
+        "Pause a connector: its task queries stop, offsets stay, and `resume` continues where they left off.",
+    ),
+    ("resume", "PUT", "/resume", "resuming", "Resume a paused or stopped connector."),
+    (
+        "stop",
+        "PUT",
+        "/stop",
+        "stopped",
+        "Stop a connector completely (no tasks); required before altering or resetting its offsets.",
+    ),
+)
 
 
-@app.command()
-def pause(name: str, url: Url = DEFAULT_URL) -> None:
-    """Pause a connector: its task queries stop, offsets stay, and `resume` continues where they left off."""
-    call("PUT", url, f"/connectors/{name}/pause")
-    console.print(f"pausing {name}")
+def _lifecycle(method: str, below: str, done: str) -> Callable[[str, str], None]:
+    def command(name: str, url: Url = DEFAULT_URL) -> None:
+        call(method, url, f"/connectors/{name}{below}")
+        console.print(f"{done} {name}")
+
+    return command
 
 
-@app.command()
-def resume(name: str, url: Url = DEFAULT_URL) -> None:
-    """Resume a paused or stopped connector."""
-    call("PUT", url, f"/connectors/{name}/resume")
-    console.print(f"resuming {name}")
-
-
-@app.command()
-def stop(name: str, url: Url = DEFAULT_URL) -> None:
-    """Stop a connector completely (no tasks); required before altering or resetting its offsets."""
-    call("PUT", url, f"/connectors/{name}/stop")
-    console.print(f"stopped {name}")
+for _command, _method, _below, _done, _help in _LIFECYCLE:
+    app.command(_command, help=_help)(_lifecycle(_method, _below, _done))
 
 
 @app.command()

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from sparklink.cli.local_cluster import stop_recorded
 from sparklink.platform import kube_binaries
 from sparklink.platform.artifacts import ArtifactsMissingError
 from sparklink.platform.kube import KubeCluster, KubeStartError, default_state_dir
@@ -68,14 +69,9 @@ def stop(
     delete: Annotated[bool, typer.Option("--delete", help="Also delete its data, certificates and logs.")] = False,
 ) -> None:
     """Stop the controller manager, the API server and etcd (the data stays unless --delete)."""
-    path = state_dir or default_state_dir()
-    try:
-        cluster = KubeCluster.load(path)
-    except FileNotFoundError:
-        console.print(f"No Kubernetes cluster in {path}; nothing to stop.")
-        return
-    cluster.destroy() if delete else cluster.stop()
-    console.print("Kubernetes stopped." + (" Data deleted." if delete else ""))
+    stop_recorded(
+        console, KubeCluster.load, state_dir or default_state_dir(), delete, "Kubernetes cluster", "Kubernetes"
+    )
 
 
 @app.command()

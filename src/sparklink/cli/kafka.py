@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sparklink.cli import kafka_access
+from sparklink.cli.local_cluster import stop_recorded
 from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform.kafka import KafkaCluster, KafkaStartError, default_state_dir
 
@@ -100,14 +101,7 @@ def stop(
     delete: Annotated[bool, typer.Option("--delete", help="Also delete the cluster's data and logs.")] = False,
 ) -> None:
     """Stop every node of the cluster (brokers first, then the controller)."""
-    path = state_dir or default_state_dir()
-    try:
-        cluster = KafkaCluster.load(path)
-    except FileNotFoundError:
-        console.print(f"No cluster in {path}; nothing to stop.")
-        return
-    cluster.destroy() if delete else cluster.stop()
-    console.print("Kafka stopped." + (" Data deleted." if delete else ""))
+    stop_recorded(console, KafkaCluster.load, state_dir or default_state_dir(), delete, "cluster", "Kafka")
 
 
 @app.command()

@@ -17,10 +17,12 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from sparklink.clients.errors import AccessProblem, KafkaAccessError
+from sparklink.clients.security import SecurityProtocol
 from sparklink.clients.settings import KafkaClientSettings
 
 __all__ = ["ClusterInfo", "classify", "verify"]
@@ -28,6 +30,22 @@ __all__ = ["ClusterInfo", "classify", "verify"]
 _BROKER = re.compile(r"((?:\[[0-9a-fA-F:]+\]|[A-Za-z0-9.\-]+):\d+)/(?:bootstrap|\d+)")
 _MECHANISMS = re.compile(r"broker's supported mechanisms: ([A-Z0-9_,-]*)")
 _STATE = re.compile(r"in state ([A-Z_]+)\)")
+# A broker that keeps closing the connection in one state of librdkafka's handshake expects what the client
+# does not do: that state, whether the client's protocol does it, what the listener expects, what to fix.
+_CLOSED_IN: tuple[tuple[str, Callable[[SecurityProtocol], bool], str, str], ...] = (
+    (
+        "APIVERSION_QUERY",
+        lambda protocol: protocol.tls,
+        "at the first request: the listener expects TLS",
+        "security.protocol (SSL or SASL_SSL for this listener) and the ssl.truststore.* settings",
+    ),
+    (
+        "UP",
+        lambda protocol: protocol.sasl,
+        "after the first request: the listener expects SASL authentication",
+        "security.protocol (SASL_SSL or SASL_PLAINTEXT), sasl.mechanism and sasl.jaas.config",
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -152,20 +170,11 @@ def classify(settings: KafkaClientSettings, lines: list[str], final: bool = Fals
             )
     closed = [line for line in lines if "closed by peer" in line.lower()]
     states = {m.group(1) for line in closed if (m := _STATE.search(line))}
-    if len(closed) >= 2 and not security.protocol.tls and "APIVERSION_QUERY" in states:
-        return AccessProblem(
-            "protocol",
-            f"the broker closes the connection at the first request: the listener expects TLS, but "
-            f"security.protocol is {security.protocol}",
-            "security.protocol (SSL or SASL_SSL for this listener) and the ssl.truststore.* settings",
-        )
-    if len(closed) >= 2 and not security.protocol.sasl and "UP" in states:
-        return AccessProblem(
-            "protocol",
-            f"the broker closes the connection after the first request: the listener expects SASL "
-            f"authentication, but security.protocol is {security.protocol}",
-            "security.protocol (SASL_SSL or SASL_PLAINTEXT), sasl.mechanism and sasl.jaas.config",
-        )
+    if len(closed) >= 2:
+        for state, speaks, expects, fix in _CLOSED_IN:
+            if state in states and not speaks(security.protocol):
+                message = f"the broker closes the connection {expects}, but security.protocol is {security.protocol}"
+                return AccessProblem("protocol", message, fix)
     if not final:
         return None
     if any("connection refused" in line.lower() or "timed out" in line.lower() for line in lines):

@@ -25,7 +25,6 @@ Callers: the CLI, the demo, the roller's local runtime, the operator's local Kaf
 from __future__ import annotations
 
 import os
-import shutil
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -39,11 +38,12 @@ from sparklink.platform.kafka_launch import KafkaStartError, agent_command, brok
 from sparklink.platform.kafka_layout import DEFAULT_HEAP, ClusterLayout, Node, planned_nodes, pool_nodes
 from sparklink.platform.kafka_listeners import Listener
 from sparklink.platform.kafka_node_settings import base_settings, node_settings
+from sparklink.platform.records import RecordedCluster
 
 __all__ = ["DEFAULT_HEAP", "KafkaCluster", "KafkaStartError", "Node", "default_state_dir"]
 
 
-class KafkaCluster(ClusterLayout):
+class KafkaCluster(ClusterLayout, RecordedCluster):
     """A local KRaft cluster. Create with `KafkaCluster.create(...)`, then `start()` and `stop()`."""
 
     # ----------------------------------------------------------------- creation
@@ -184,11 +184,6 @@ class KafkaCluster(ClusterLayout):
                 process.stop(node.agent_pid, timeout=10)
                 node.agent_pid = 0
         self.save()
-
-    def destroy(self) -> None:
-        """Stop the cluster and delete its state directory."""
-        self.stop()
-        shutil.rmtree(self.state_dir, ignore_errors=True)
 
     def kill_node(self, node_id: int) -> None:
         """SIGKILL one node, as a crash would (for fault tests). Its agent keeps running."""

@@ -9,9 +9,6 @@ once so a later `sparklink kafka` command (or a start after kill -9) reads the s
 
 from __future__ import annotations
 
-import json
-import os
-import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -20,6 +17,7 @@ from typing import Self
 from sparklink.platform import ca, kafka_listeners, ports
 from sparklink.platform.cluster_ca import ClusterCa
 from sparklink.platform.kafka_listeners import Listener
+from sparklink.platform.records import read_record, write_record
 
 DEFAULT_HEAP = "512m"
 
@@ -121,10 +119,7 @@ class ClusterLayout:
     # ----------------------------------------------------------------- the record
     @classmethod
     def load(cls, state_dir: Path) -> Self:
-        path = Path(state_dir) / "cluster.json"
-        if not path.exists():
-            raise FileNotFoundError(f"no cluster in {state_dir} (no cluster.json)")
-        raw = json.loads(path.read_text())
+        raw = read_record(state_dir, "cluster")
         raw["state_dir"] = Path(state_dir)
         raw["nodes"] = [Node(**n) for n in raw["nodes"]]
         raw["listeners"] = [Listener(**lst) for lst in raw.get("listeners", [])]
@@ -142,11 +137,7 @@ class ClusterLayout:
         for key, value in defaults.items():
             if raw[key] == value:
                 del raw[key]
-        # Written aside and renamed into place: a reader (or a start after kill -9) never sees half a record.
-        record = self.state_dir / "cluster.json"
-        partial = record.with_name(f".cluster.json.{uuid.uuid4().hex}")
-        partial.write_text(json.dumps(raw, indent=2))
-        os.replace(partial, record)
+        write_record(self.state_dir, raw)
 
     # ----------------------------------------------------------------- nodes and addresses
     def node(self, node_id: int) -> Node:

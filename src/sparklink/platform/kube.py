@@ -14,7 +14,6 @@ import base64
 import json
 import os
 import secrets
-import shutil
 import ssl
 import time
 from collections.abc import Callable
@@ -25,6 +24,7 @@ import httpx
 
 from sparklink.platform import artifacts, ca, kube_binaries, ports, process
 from sparklink.platform.kube_binaries import COMPONENTS, binary
+from sparklink.platform.records import RecordedCluster, read_record, write_record
 
 ETCD, APISERVER, CONTROLLER_MANAGER = COMPONENTS
 
@@ -59,7 +59,7 @@ class Component:
 
 
 @dataclass
-class KubeCluster:
+class KubeCluster(RecordedCluster):
     """A local control plane. Create with `KubeCluster.create(...)`, then `start()` and `stop()`."""
 
     state_dir: Path
@@ -86,16 +86,13 @@ class KubeCluster:
 
     @classmethod
     def load(cls, state_dir: Path) -> KubeCluster:
-        path = Path(state_dir) / "cluster.json"
-        if not path.exists():
-            raise FileNotFoundError(f"no Kubernetes cluster in {state_dir} (no cluster.json)")
-        raw = json.loads(path.read_text())
+        raw = read_record(state_dir, "Kubernetes cluster")
         return cls(Path(state_dir), [Component(**c) for c in raw["components"]], raw["etcd_peer_port"])
 
     def save(self) -> None:
         raw = asdict(self)
         raw["state_dir"] = str(self.state_dir)
-        (self.state_dir / "cluster.json").write_text(json.dumps(raw, indent=2))
+        write_record(self.state_dir, raw)
 
     # ----------------------------------------------------------------- addresses and credentials
     def component(self, name: str) -> Component:
@@ -163,11 +160,6 @@ class KubeCluster:
                 process.stop(component.pid, timeout=30)
                 component.pid = 0
         self.save()
-
-    def destroy(self) -> None:
-        """Stop the cluster and delete its state directory (data, PKI and logs)."""
-        self.stop()
-        shutil.rmtree(self.state_dir, ignore_errors=True)
 
     def is_running(self) -> bool:
         return all(c.pid and process.alive(c.pid) for c in self.components)

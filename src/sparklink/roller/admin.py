@@ -82,22 +82,12 @@ class ConfluentClusterAdmin:
 
     def alter_broker_config(self, node_id: int, changes: dict[str, str]) -> None:
         entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in changes.items()]
-        try:
-            self._alter(node_id, entries)
-        except (KafkaException, FutureTimeout) as exc:
-            raise AdminError(
-                f"Error updating Kafka configuration for node {node_id}: {_failure(exc, self.timeout)}"
-            ) from exc
+        self._alter(node_id, entries, f"Error updating Kafka configuration for node {node_id}")
 
     def delete_broker_config(self, node_id: int, keys: Sequence[str]) -> None:
         """Remove per-broker dynamic overrides (a no-op for keys without one), e.g. of settings a user removed."""
         entries = [ConfigEntry(k, None, incremental_operation=AlterConfigOpType.DELETE) for k in keys]
-        try:
-            self._alter(node_id, entries)
-        except (KafkaException, FutureTimeout) as exc:
-            raise AdminError(
-                f"Error removing dynamic settings {list(keys)} of node {node_id}: {_failure(exc, self.timeout)}"
-            ) from exc
+        self._alter(node_id, entries, f"Error removing dynamic settings {list(keys)} of node {node_id}")
 
     def quorum(self) -> QuorumInfo:
         try:
@@ -111,11 +101,15 @@ class ConfluentClusterAdmin:
         if node_id not in self._admin.list_topics(timeout=self.timeout).brokers:
             raise AdminError(f"broker {node_id} is not in the cluster metadata: it is down, fenced or starting")
 
-    def _alter(self, node_id: int, entries: list[ConfigEntry]) -> None:
-        self._require_broker(node_id)
-        resource = ConfigResource(ConfigResource.Type.BROKER, str(node_id), incremental_configs=entries)
-        for future in self._admin.incremental_alter_configs([resource]).values():
-            future.result(timeout=self.timeout)
+    def _alter(self, node_id: int, entries: list[ConfigEntry], failed: str) -> None:
+        """Apply `entries` to the node's dynamic config; an AdminError starting with `failed` if it cannot."""
+        try:
+            self._require_broker(node_id)
+            resource = ConfigResource(ConfigResource.Type.BROKER, str(node_id), incremental_configs=entries)
+            for future in self._admin.incremental_alter_configs([resource]).values():
+                future.result(timeout=self.timeout)
+        except (KafkaException, FutureTimeout) as exc:
+            raise AdminError(f"{failed}: {_failure(exc, self.timeout)}") from exc
 
     def _describe(self, resources: list[ConfigResource]) -> dict[str, dict[str, ConfigValue]]:
         out: dict[str, dict[str, ConfigValue]] = {}

@@ -22,7 +22,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from sparklink.roller import plan
 from sparklink.roller.admin import AdminError, ClusterAdmin
@@ -44,6 +44,7 @@ from sparklink.roller.model import (
 from sparklink.roller.nodes import NodeControl
 
 log = logging.getLogger("sparklink.roller")
+T = TypeVar("T")
 
 RestartNeeds = Callable[[NodeRef], Iterable[RestartReason]]
 
@@ -283,21 +284,11 @@ class KafkaRoller:
     def _can_roll(self, node: NodeRef) -> str | None:
         """None when restarting `node` now keeps the quorum and every partition's minISR; else why not."""
         if node.controller:
-            try:
-                quorum = self.admin.quorum()
-            except AdminError as exc:
-                raise UnforceableProblem(
-                    f"An error while trying to determine the possibility of updating Kafka controller pods: {exc}"
-                ) from exc
+            quorum = _asking(self.admin.quorum, UnforceableProblem, "controller")
             if not plan.quorum_healthy_without(node.node_id, quorum, self.settings.controller_quorum_fetch_timeout_ms):
                 return f"restarting controller {node.node_id} would leave the quorum without a caught-up majority"
         if node.broker:
-            try:
-                topics = self.admin.topics()
-            except AdminError as exc:
-                raise ForceableProblem(
-                    f"An error while trying to determine the possibility of updating Kafka broker pods: {exc}"
-                ) from exc
+            topics = _asking(self.admin.topics, ForceableProblem, "broker")
             return plan.availability_blocker(node.node_id, topics)
         return None
 
@@ -404,3 +395,14 @@ def _names(nodes: Iterable[NodeRef]) -> str:
 
 def _settings(changes: dict[str, str]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(changes.items()))
+
+
+def _asking(read: Callable[[], T], problem: type[RollerProblem], pods: str) -> T:
+    """What `read` asks the cluster, for a can-roll check; its AdminError becomes `problem` (Strimzi's
+    KafkaRoller words), forceable or not as the check decides."""
+    try:
+        return read()
+    except AdminError as exc:
+        raise problem(
+            f"An error while trying to determine the possibility of updating Kafka {pods} pods: {exc}"
+        ) from exc

@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
 from confluent_kafka.admin import AdminClient
 
-from sparklink.api.config import ConfigDef
-from sparklink.api.connector import Offset, Partition, SourceConnector, SourceTask, TaskContext
+from sparklink.api.connector import Offset, Partition, SourceTask, TaskContext
 from sparklink.api.metrics import MIRROR_DOMAIN, MetricGroup, Window
 from sparklink.connectors.mirror import admin, offsets
+from sparklink.connectors.mirror.base import MirrorConnector
 from sparklink.connectors.mirror.config import (
     CHECKPOINT_DEF,
     EMIT_CHECKPOINTS,
@@ -43,7 +43,6 @@ from sparklink.connectors.mirror.config import (
     TOPICS,
     TOPICS_EXCLUDE,
     MirrorSettings,
-    client_errors,
     rdkafka,
 )
 from sparklink.connectors.mirror.filters import IncludeExclude
@@ -70,15 +69,13 @@ INITIAL_GROUPS_RETRY_S = 5.0
 """How often the connector retries a first consumer-group load that did not complete in time."""
 
 
-class MirrorCheckpointConnector(SourceConnector):
-    @classmethod
-    def config_def(cls) -> ConfigDef:
-        return CHECKPOINT_DEF
+class MirrorCheckpointConnector(MirrorConnector):
+    DEFINITION = CHECKPOINT_DEF
+    # The task never reads these offsets back; only their format is checked.
+    OFFSETS = offsets.Rules(("group", "topic"), number=True, only_zero=True)
 
     def validate(self, config: Mapping[str, str]) -> dict[str, list[str]]:
         errors = super().validate(config)
-        for key, problems in client_errors(config).items():
-            errors.setdefault(key, []).extend(problems)
         if config.get(ENABLED, "true") == "false":
             return errors
         if config.get(EMIT_CHECKPOINTS) == "false":
@@ -88,10 +85,6 @@ class MirrorCheckpointConnector(SourceConnector):
         if config.get(EMIT_OFFSET_SYNCS) == "false":
             errors.setdefault(EMIT_OFFSET_SYNCS, []).append("MirrorCheckpointConnector can't run without offset syncs")
         return errors
-
-    def alter_offsets(self, config: Mapping[str, str], offsets_: list[tuple[Partition, Offset | None]]) -> bool:
-        # The task never reads these offsets back; only their format is checked.
-        return offsets.validate(offsets_, ("group", "topic"), number=True, only_zero=True)
 
     def start(self, config: Mapping[str, str]) -> None:
         super().start(config)

@@ -89,6 +89,11 @@ def _key(name: str, type_: cfg.ConfigType, doc: str, default: Any = cfg.NO_DEFAU
     return cfg.ConfigKey(name, type_, doc, default, group="MirrorMaker", **kw)
 
 
+def _fixed_class(name: str, doc: str, default: str) -> cfg.ConfigKey:
+    """A plugin class key of MM2 that sparklink supports only at its default (the one it implements)."""
+    return _key(name, "CLASS", doc, default, importance="LOW", validator=_only(default))
+
+
 def _base() -> cfg.ConfigDef:
     return (
         cfg.ConfigDef()
@@ -122,13 +127,10 @@ def _base() -> cfg.ConfigDef:
             )
         )
         .define(
-            _key(
+            _fixed_class(
                 "forwarding.admin.class",
-                "CLASS",
                 "Class which extends ForwardingAdmin to define custom cluster resource management.",
                 FORWARDING_ADMIN,
-                importance="LOW",
-                validator=_only(FORWARDING_ADMIN),
             )
         )
     )
@@ -148,16 +150,7 @@ def _topic_filter(keys: cfg.ConfigDef) -> cfg.ConfigDef:
                 TOPICS_EXCLUDE_DEFAULT,
             )
         )
-        .define(
-            _key(
-                "topic.filter.class",
-                "CLASS",
-                "TopicFilter to use. Selects topics to replicate.",
-                TOPIC_FILTER,
-                importance="LOW",
-                validator=_only(TOPIC_FILTER),
-            )
-        )
+        .define(_fixed_class("topic.filter.class", "TopicFilter to use. Selects topics to replicate.", TOPIC_FILTER))
     )
 
 
@@ -193,13 +186,10 @@ def source_def() -> cfg.ConfigDef:
         )
     )
     keys.define(
-        _key(
+        _fixed_class(
             "config.property.filter.class",
-            "CLASS",
             "ConfigPropertyFilter to use. Selects topic config properties to replicate.",
             CONFIG_PROPERTY_FILTER,
-            importance="LOW",
-            validator=_only(CONFIG_PROPERTY_FILTER),
         )
     )
     keys.define(
@@ -260,14 +250,7 @@ def checkpoint_def() -> cfg.ConfigDef:
         )
     )
     keys.define(
-        _key(
-            "group.filter.class",
-            "CLASS",
-            "GroupFilter to use. Selects consumer groups to replicate.",
-            GROUP_FILTER,
-            importance="LOW",
-            validator=_only(GROUP_FILTER),
-        )
+        _fixed_class("group.filter.class", "GroupFilter to use. Selects consumer groups to replicate.", GROUP_FILTER)
     )
     _interval(keys, "refresh.groups", "periodically check for new consumer groups", True, 600)
     _interval(keys, "emit.checkpoints", "replicate consumer offsets to target cluster", True, 60)

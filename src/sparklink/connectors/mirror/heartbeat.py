@@ -17,29 +17,20 @@ from typing import TYPE_CHECKING
 
 from confluent_kafka.admin import AdminClient
 
-from sparklink.api.config import ConfigDef
-from sparklink.api.connector import Offset, Partition, SourceConnector, SourceTask, TaskContext
+from sparklink.api.connector import Offset, Partition, SourceTask, TaskContext
 from sparklink.connectors.mirror import admin, formats, interceptor, offsets
-from sparklink.connectors.mirror.config import HEARTBEAT_DEF, MirrorSettings, client_errors, rdkafka
+from sparklink.connectors.mirror.base import MirrorConnector
+from sparklink.connectors.mirror.config import HEARTBEAT_DEF, MirrorSettings, rdkafka
 from sparklink.connectors.mirror.scheduler import Scheduler
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 
-class MirrorHeartbeatConnector(SourceConnector):
-    @classmethod
-    def config_def(cls) -> ConfigDef:
-        return HEARTBEAT_DEF
+class MirrorHeartbeatConnector(MirrorConnector):
+    DEFINITION = HEARTBEAT_DEF
 
-    def validate(self, config: Mapping[str, str]) -> dict[str, list[str]]:
-        errors = super().validate(config)
-        for key, problems in client_errors(config).items():
-            errors.setdefault(key, []).extend(problems)
-        return errors
-
-    def alter_offsets(self, config: Mapping[str, str], offsets_: list[tuple[Partition, Offset | None]]) -> bool:
-        return offsets.validate(offsets_, ("sourceClusterAlias", "targetClusterAlias"), number=False, only_zero=True)
+    OFFSETS = offsets.Rules(("sourceClusterAlias", "targetClusterAlias"), number=False, only_zero=True)
 
     def start(self, config: Mapping[str, str]) -> None:
         super().start(config)

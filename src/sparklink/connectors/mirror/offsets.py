@@ -10,6 +10,7 @@ with maps rendered as Java's `Map.toString` would render the parsed request body
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from sparklink.api.connector import Offset, Partition
@@ -98,21 +99,25 @@ def check_offset(partition: Partition, offset: Offset | None, only_zero: bool) -
         )
 
 
-def validate(
-    offsets: Iterable[tuple[Partition | None, Offset | None]],
-    string_keys: tuple[str, ...],
-    number: bool,
-    only_zero: bool,
-) -> bool:
-    """The loop every MM2 connector's alterOffsets runs; tombstones are always allowed. Returns True."""
-    for partition, offset in offsets:
-        if offset is None:
-            continue  # cleaning up garbage must stay possible
-        if partition is None:
-            raise ConnectError("Source partitions may not be null")
-        for key in string_keys:
-            check_string(partition, key)
-        if number:
-            check_partition_number(partition)
-        check_offset(partition, offset, only_zero)
-    return True
+@dataclass(frozen=True)
+class Rules:
+    """What one connector's `alterOffsets` accepts: the string keys of its source partitions, whether they
+    carry a partition number too, and whether every offset must be 0."""
+
+    string_keys: tuple[str, ...]
+    number: bool
+    only_zero: bool
+
+    def validate(self, offsets: Iterable[tuple[Partition | None, Offset | None]]) -> bool:
+        """The loop every MM2 connector's alterOffsets runs; tombstones are always allowed. Returns True."""
+        for partition, offset in offsets:
+            if offset is None:
+                continue  # cleaning up garbage must stay possible
+            if partition is None:
+                raise ConnectError("Source partitions may not be null")
+            for key in self.string_keys:
+                check_string(partition, key)
+            if self.number:
+                check_partition_number(partition)
+            check_offset(partition, offset, self.only_zero)
+        return True

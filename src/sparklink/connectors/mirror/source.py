@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 from confluent_kafka.admin import AdminClient
 
-from sparklink.api.config import ConfigDef
-from sparklink.api.connector import Offset, Partition, SourceConnector, SourceTask, TaskContext
+from sparklink.api.connector import Offset, Partition, SourceTask, TaskContext
 from sparklink.api.direct import DirectSource
 from sparklink.api.metrics import MIRROR_DOMAIN, MetricGroup
 from sparklink.api.task_config import MAX_RECORDS_PER_BATCH, MICRO_BATCH_FETCH_WAIT_MS
 from sparklink.connectors.mirror import admin, interceptor, offsets
+from sparklink.connectors.mirror.base import MirrorConnector
 from sparklink.connectors.mirror.config import (
     EMIT_OFFSET_SYNCS,
     OFFSET_LAG_MAX,
@@ -37,7 +37,6 @@ from sparklink.connectors.mirror.config import (
     TASK_INDEX,
     TASK_PARTITIONS,
     MirrorSettings,
-    client_errors,
     client_settings,
     rdkafka,
 )
@@ -89,25 +88,19 @@ def decode_partitions(value: str) -> list[tuple[str, int]]:
     return out
 
 
-class MirrorSourceConnector(SourceConnector):
-    @classmethod
-    def config_def(cls) -> ConfigDef:
-        return SOURCE_DEF
+class MirrorSourceConnector(MirrorConnector):
+    DEFINITION = SOURCE_DEF
+    # MM2 never commits with its source consumer: validating the offsets is all there is to do.
+    OFFSETS = offsets.Rules(("cluster", "topic"), number=True, only_zero=False)
 
     def validate(self, config: Mapping[str, str]) -> dict[str, list[str]]:
         errors = super().validate(config)
-        for key, problems in client_errors(config).items():
-            errors.setdefault(key, []).extend(problems)
         configured = any(k.startswith(("offset-syncs-", "offset-syncs.topic.")) for k in config)
         if config.get(EMIT_OFFSET_SYNCS) == "false" and configured:
             errors.setdefault(EMIT_OFFSET_SYNCS, []).append(
                 f"MirrorSourceConnector can't setup offset-syncs feature while {EMIT_OFFSET_SYNCS} set to false"
             )
         return errors
-
-    def alter_offsets(self, config: Mapping[str, str], offsets_: list[tuple[Partition, Offset | None]]) -> bool:
-        # MM2 never commits with its source consumer: validating is all there is to do.
-        return offsets.validate(offsets_, ("cluster", "topic"), number=True, only_zero=False)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, config: Mapping[str, str]) -> None:

@@ -26,6 +26,7 @@ from kubernetes.client.exceptions import ApiException
 from sparklink.clients.settings import KafkaClientSettings, properties_text
 from sparklink.operator.hosting import kafka_kubernetes_tls as tls
 from sparklink.operator.hosting.kafka import KafkaState, RollReport
+from sparklink.operator.hosting.kube_reads import read_or_none
 from sparklink.operator.model import certificate_authority as cas
 from sparklink.operator.model.kafka import DesiredCluster, DesiredNode
 from sparklink.operator.model.kafka_changes import NodeChange
@@ -293,12 +294,9 @@ class KubernetesKafkaHost:
     def _read_secret_with_annotations(
         self, namespace: str, name: str
     ) -> tuple[dict[str, bytes] | None, dict[str, str]]:
-        try:
-            found = self.core.read_namespaced_secret(name, namespace)
-        except ApiException as exc:
-            if exc.status == 404:
-                return None, {}
-            raise
+        found = read_or_none(self.core.read_namespaced_secret, name, namespace)
+        if found is None:
+            return None, {}
         annotations = dict((found.metadata.annotations if found.metadata else None) or {})
         return {k: base64.b64decode(v) for k, v in (found.data or {}).items()}, annotations
 

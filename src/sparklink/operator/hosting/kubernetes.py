@@ -26,6 +26,7 @@ from kubernetes.client.exceptions import ApiException
 
 from sparklink.clients.settings import properties_text
 from sparklink.operator.hosting import HostState, rest_tls
+from sparklink.operator.hosting.kube_reads import read_or_none
 from sparklink.operator.model import connect_objects
 from sparklink.operator.model import rest_tls as rest_listener
 from sparklink.operator.model.connect_objects import CONFIG_FILE, REST_PORT, component, labels
@@ -92,12 +93,9 @@ class KubernetesWorkerHost:
         return self._state(owner.key, settings.replicas, material[rest_listener.CA_CERT])
 
     def state(self, key: Key) -> HostState | None:
-        try:
-            deployment = self.apps.read_namespaced_deployment(component(key), key.namespace)
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise
+        deployment = read_or_none(self.apps.read_namespaced_deployment, component(key), key.namespace)
+        if deployment is None:
+            return None
         ca_pem = (self._read_secret(connect_objects.rest_ca_secret(key), key.namespace) or {}).get(
             rest_listener.CA_CERT
         )
@@ -137,12 +135,9 @@ class KubernetesWorkerHost:
         return material
 
     def _read_secret(self, name: str, namespace: str) -> dict[str, bytes] | None:
-        try:
-            secret = self.core.read_namespaced_secret(name, namespace)
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise
+        secret = read_or_none(self.core.read_namespaced_secret, name, namespace)
+        if secret is None:
+            return None
         return {k: base64.b64decode(v) for k, v in (secret.data or {}).items()}
 
     def _write_secret(self, owner: Resource, name: str, data: Mapping[str, bytes]) -> None:

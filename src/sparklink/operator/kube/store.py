@@ -20,6 +20,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
+from sparklink.operator.hosting.kube_reads import read_or_none
 from sparklink.operator.model.resources import GROUP, PLURALS, VERSION, Key, Resource, Secret
 
 log = logging.getLogger("sparklink.operator")
@@ -49,16 +50,10 @@ class KubeStore:
         self.core = k8s.CoreV1Api(api)
 
     def get(self, key: Key) -> Resource | None:
-        try:
-            body = cast(
-                dict[str, Any],
-                self.custom.get_namespaced_custom_object(GROUP, VERSION, key.namespace, PLURALS[key.kind], key.name),
-            )
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise
-        return Resource.from_json(body)
+        body = read_or_none(
+            self.custom.get_namespaced_custom_object, GROUP, VERSION, key.namespace, PLURALS[key.kind], key.name
+        )
+        return None if body is None else Resource.from_json(cast(dict[str, Any], body))
 
     def list(self, kind: str, namespace: str | None, labels: Mapping[str, str] | None = None) -> list[Resource]:
         selector = ",".join(f"{k}={v}" for k, v in (labels or {}).items()) or None
@@ -129,13 +124,8 @@ class KubeStore:
         return False
 
     def config_map_data(self, namespace: str, name: str) -> dict[str, str] | None:
-        try:
-            config_map = self.core.read_namespaced_config_map(name, namespace)
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise
-        return dict(config_map.data or {})
+        config_map = read_or_none(self.core.read_namespaced_config_map, name, namespace)
+        return None if config_map is None else dict(config_map.data or {})
 
     def secret_data(self, namespace: str, name: str) -> dict[str, bytes] | None:
         """The Secret's `data`, decoded, or None when the Secret does not exist."""
@@ -185,12 +175,9 @@ class KubeStore:
         raise RuntimeError(f"ConfigMap {owner.namespace}/{name} kept changing while the offsets were written")
 
     def secret(self, namespace: str, name: str) -> Secret | None:
-        try:
-            found = self.core.read_namespaced_secret(name, namespace)
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise
+        found = read_or_none(self.core.read_namespaced_secret, name, namespace)
+        if found is None:
+            return None
         meta = found.metadata
         assert meta is not None
         return Secret(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 
 from sparklink.operator.connect_client import ConnectClient
 from sparklink.operator.model import annotations as anno
@@ -25,6 +26,21 @@ from sparklink.operator.model.resources import Resource
 from sparklink.operator.reconcile.ports import Store
 
 log = logging.getLogger("sparklink.operator")
+
+
+@dataclass(frozen=True)
+class _Op:
+    reason: str  # of the Warning condition when it fails (Strimzi's)
+    doing: str  # in its error message
+    needs: str | None  # the spec property naming its ConfigMap
+    done: str  # the action, for the reconcile log
+
+
+_OPS: dict[anno.OffsetsOp, _Op] = {
+    "list": _Op("ListOffsets", "listing", "listOffsets", "listed offsets"),
+    "alter": _Op("AlterOffsets", "altering", "alterOffsets", "altered offsets"),
+    "reset": _Op("ResetOffsets", "resetting", None, "reset offsets"),
+}
 
 
 class OffsetsError(Exception):
@@ -41,54 +57,37 @@ def manage(client: ConnectClient, store: Store, job: ConnectorJob) -> tuple[list
     owner, name = job.owner, job.desired.name
     key = anno.offsets_config_map_key(owner.kind, name)
     prefix = f"{owner.namespace}/{owner.kind}/{owner.name}:"
-    if request.op == "list":
-        target = job.desired.list_offsets_to
-        if target is None:
-            return [
-                warning(
-                    "ListOffsets",
-                    f"Failed to list the connector offsets due to missing property listOffsets in {owner.kind} CR.",
-                )
-            ], []
-        try:
-            offsets = client.offsets(name)
-            store.write_config_map_entry(owner, target, key, json.dumps(offsets, indent=2), _labels(owner))
-        except Exception as exc:
-            message = f"Encountered error listing connector offsets. {exc}"
-            log.warning("%s %s", prefix, message)
-            return [warning("ListOffsets", message)], []
-        log.info("%s offsets of connector %s written to ConfigMap %s (key %s)", prefix, name, target, key)
-        action = "listed offsets"
-    elif request.op == "alter":
-        source = job.desired.alter_offsets_from
-        if source is None:
-            return [
-                warning(
-                    "AlterOffsets",
-                    f"Failed to alter the connector offsets due to missing property alterOffsets in {owner.kind} CR.",
-                )
-            ], []
-        try:
-            _require_stopped(client, name)
-            client.alter_offsets(name, _offsets_for_alter(store, owner.namespace, source, key))
-        except Exception as exc:
-            message = f"Encountered error altering connector offsets. {exc}"
-            log.warning("%s %s", prefix, message)
-            return [warning("AlterOffsets", message)], []
-        log.info("%s offsets of connector %s were altered from ConfigMap %s", prefix, name, source)
-        action = "altered offsets"
-    else:
-        try:
-            _require_stopped(client, name)
-            client.reset_offsets(name)
-        except Exception as exc:
-            message = f"Encountered error resetting connector offsets. {exc}"
-            log.warning("%s %s", prefix, message)
-            return [warning("ResetOffsets", message)], []
-        log.info("%s offsets of connector %s were reset", prefix, name)
-        action = "reset offsets"
+    op = _OPS[request.op]
+    config_map = {"list": job.desired.list_offsets_to, "alter": job.desired.alter_offsets_from}.get(request.op)
+    if op.needs is not None and config_map is None:
+        message = f"Failed to {request.op} the connector offsets due to missing property {op.needs} in {owner.kind} CR."
+        return [warning(op.reason, message)], []
+    try:
+        done = _carry_out(request.op, client, store, job, config_map or "", key)
+    except Exception as exc:
+        message = f"Encountered error {op.doing} connector offsets. {exc}"
+        log.warning("%s %s", prefix, message)
+        return [warning(op.reason, message)], []
+    log.info("%s offsets of connector %s %s", prefix, name, done)
     store.remove_annotations(owner, list(job.requests.offsets_annotations))
-    return [], [action]
+    return [], [op.done]
+
+
+def _carry_out(
+    op: anno.OffsetsOp, client: ConnectClient, store: Store, job: ConnectorJob, config_map: str, key: str
+) -> str:
+    """Carry out `op` on the connector (`config_map`: where list writes or alter reads); what was done, for the log."""
+    owner, name = job.owner, job.desired.name
+    if op == "list":
+        offsets = client.offsets(name)
+        store.write_config_map_entry(owner, config_map, key, json.dumps(offsets, indent=2), _labels(owner))
+        return f"written to ConfigMap {config_map} (key {key})"
+    _require_stopped(client, name)
+    if op == "alter":
+        client.alter_offsets(name, _offsets_for_alter(store, owner.namespace, config_map, key))
+        return f"were altered from ConfigMap {config_map}"
+    client.reset_offsets(name)
+    return "were reset"
 
 
 def _require_stopped(client: ConnectClient, name: str) -> None:

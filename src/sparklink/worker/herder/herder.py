@@ -344,16 +344,7 @@ class StandaloneHerder:
         )
 
     def validate(self, plugin: str, config: RawConfig) -> ConfigInfos:
-        return validation.config_infos(
-            self._plugins,
-            plugin,
-            config,
-            self.config.tasks_max_limit,
-            self._providers,
-            self.files,
-            self._override_policy,
-            self._group_checks(),
-        )
+        return validation.config_infos(self._checks(), plugin, config)
 
     def task_metrics(self) -> list[TaskMetrics]:
         return [TaskMetrics(c.connector, c.task, c.records, c.batches) for c in self.worker.task_counters()]
@@ -410,10 +401,11 @@ class StandaloneHerder:
         return config
 
     def _validated(self, name: str, config: RawConfig) -> dict[str, str]:
-        return validation.validated(
+        return validation.validated(self._checks(), name, config)
+
+    def _checks(self) -> validation.Checks:
+        return validation.Checks(
             self._plugins,
-            name,
-            config,
             self.config.tasks_max_limit,
             self._providers,
             self.files,

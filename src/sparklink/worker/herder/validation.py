@@ -23,6 +23,7 @@ connector that names files in its config refuses the ones the worker keeps it fr
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from sparklink.api import config as cfg
 from sparklink.api.errors import BadRequestError, ConfigValidationError, ForbiddenError
@@ -191,16 +192,23 @@ def _validate(plugins: Plugins, config: Mapping[str, str], files: FileAccess | N
     return errors
 
 
-def validated(
-    plugins: Plugins,
-    name: str,
-    raw: RawConfig,
-    tasks_limit: int,
-    providers: ConfigProviders | None = None,
-    files: FileAccess | None = None,
-    policy: OverridePolicy | None = None,
-    group: GroupChecks | None = None,
-) -> dict[str, str]:
+@dataclass(frozen=True)
+class Checks:
+    """What a worker checks a connector config against, for both a create or update and a validate call."""
+
+    plugins: Plugins
+    tasks_limit: int
+    providers: ConfigProviders | None = None
+    files: FileAccess | None = None
+    policy: OverridePolicy | None = None
+    group: GroupChecks | None = None
+
+    def errors(self, resolved: RawConfig) -> dict[str, list[str]]:
+        """`validate` of the resolved config with these checks."""
+        return validate(self.plugins, resolved, self.tasks_limit, self.files, self.policy, self.group)
+
+
+def validated(checks: Checks, name: str, raw: RawConfig) -> dict[str, str]:
     """The config a create or update stores (placeholders as written), or a 400 listing every error as
     Connect does."""
     if raw.get("name", name) != name:
@@ -212,9 +220,9 @@ def validated(
     connector_class = raw.get(CONNECTOR_CLASS)
     if not connector_class:
         raise BadRequestError(NO_CONNECTOR_TYPE)
-    plugins.resolve(connector_class)
-    config, resolved, types = _resolved(plugins, raw, providers)
-    found = validate(plugins, resolved, tasks_limit, files, policy, group)
+    checks.plugins.resolve(connector_class)
+    config, resolved, types = _resolved(checks.plugins, raw, checks.providers)
+    found = checks.errors(resolved)
     errors = {k: v for k, v in _redacted(found, config, resolved, types).items() if v}
     if errors:
         lines = [e for errs in errors.values() for e in errs]
@@ -237,28 +245,19 @@ def check_addressable(name: str) -> None:
         )
 
 
-def config_infos(
-    plugins: Plugins,
-    plugin: str,
-    raw: RawConfig,
-    tasks_limit: int,
-    providers: ConfigProviders | None = None,
-    files: FileAccess | None = None,
-    policy: OverridePolicy | None = None,
-    group: GroupChecks | None = None,
-) -> ConfigInfos:
+def config_infos(checks: Checks, plugin: str, raw: RawConfig) -> ConfigInfos:
     """The `/connector-plugins/{plugin}/config/validate` answer (Connect's ConfigInfos)."""
     connector_class = raw.get(CONNECTOR_CLASS)
     if not connector_class:
         raise BadRequestError(NO_CONNECTOR_TYPE)
     if not _same_type(connector_class, plugin):
         raise BadRequestError(f"Included connector type {connector_class} does not match request type {plugin}")
-    desc = plugins.resolve(connector_class)
-    config, resolved, types = _resolved(plugins, raw, providers)
+    desc = checks.plugins.resolve(connector_class)
+    config, resolved, types = _resolved(checks.plugins, raw, checks.providers)
     present = {k: v for k, v in resolved.items() if v is not None}
-    keys = validated_keys(desc, present, plugins.java_lookup)
+    keys = validated_keys(desc, present, checks.plugins.java_lookup)
     hints = desc.value_hints(present)
-    errors = _redacted(validate(plugins, resolved, tasks_limit, files, policy, group), config, resolved, types)
+    errors = _redacted(checks.errors(resolved), config, resolved, types)
     configs = []
     for name in dict.fromkeys([*keys, *errors]):
         key = keys.get(name)

@@ -34,6 +34,21 @@ def too_large(size: int | None) -> str:
     )
 
 
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that hands the app `body`, already read, as one message, then passes on to `receive`
+    (for a disconnect). For the middlewares that read a body before the app does: BodyLimit, KeepBody."""
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
 class BodyLimit:
     """Reads a request body up to the limit and replays it to the app; past the limit, 413 and a closed connection.
 
@@ -71,17 +86,7 @@ class BodyLimit:
                 return
             chunks.append(chunk)
             more = message.get("more_body", False)
-        body = b"".join(chunks)
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(b"".join(chunks), receive), send)
 
     @staticmethod
     async def _refuse(size: int | None, scope: Scope, receive: Receive, send: Send) -> None:

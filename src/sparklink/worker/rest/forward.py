@@ -17,9 +17,10 @@ import logging
 import httpx
 from fastapi import Request
 from fastapi.responses import Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sparklink.api.errors import RequestTargetError
+from sparklink.worker.rest.body import replaying
 from sparklink.worker.rest.responses import error_body
 from sparklink.worker.rest.security.exceptions import RestSecurityError
 from sparklink.worker.rest.security.settings import PeerTls
@@ -54,17 +55,7 @@ class KeepBody:
             chunks.append(message.get("body", b""))
             more = message.get("more_body", False)
         body = b"".join(chunks)
-        scope = {**scope, BODY_KEY: body}
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app({**scope, BODY_KEY: body}, replaying(body, receive), send)
 
 
 async def forward(request: Request, exc: RequestTargetError) -> Response:

@@ -135,3 +135,18 @@ class LogStore:
 
     def _apply(self, raw_key: bytes | None, raw_value: bytes | None) -> None:
         raise NotImplementedError
+
+
+class TextKeyStore(LogStore):
+    """A store whose records have text keys and JSON values (the config and status topics): each record
+    is applied under the view's lock; a record without a key is skipped, as Connect's stores skip it."""
+
+    def _apply(self, raw_key: bytes | None, raw_value: bytes | None) -> None:
+        if raw_key is None:
+            return
+        key, value = raw_key.decode(), decode(raw_value)
+        with self._lock:
+            self._apply_record(key, value)
+
+    def _apply_record(self, key: str, value: Any) -> None:
+        raise NotImplementedError

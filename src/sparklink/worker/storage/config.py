@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from sparklink.api.states import TargetState
 from sparklink.worker.request_signing import SessionKey
-from sparklink.worker.storage.backend import Backend, LogStore, decode, encode
+from sparklink.worker.storage.backend import Backend, TextKeyStore, encode
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ class ConfigListener(Protocol):
     def session_key_updated(self, key: SessionKey) -> None: ...
 
 
-class ConfigStore(LogStore):
+class ConfigStore(TextKeyStore):
     def __init__(self, backend: Backend) -> None:
         super().__init__(backend)
         self.listener: ConfigListener | None = None
@@ -122,57 +122,52 @@ class ConfigStore(LogStore):
             self._restarts.pop(name, None)
 
     # ------------------------------------------------------------------ replay
-    def _apply(self, raw_key: bytes | None, raw_value: bytes | None) -> None:
-        if raw_key is None:
-            return
-        key = raw_key.decode()
-        value = decode(raw_value)
-        with self._lock:
-            if key.startswith("connector-"):
-                name = key.removeprefix("connector-")
-                existed = name in self._configs
+    def _apply_record(self, key: str, value: Any) -> None:
+        if key.startswith("connector-"):
+            name = key.removeprefix("connector-")
+            existed = name in self._configs
+            if self.listener is not None:
+                self.listener.connector_changed(name, existed, value is None)
+            if value is None:
+                self._configs.pop(name, None)
+                self._tasks.pop(name, None)
+                self._targets.pop(name, None)
+                self._restarts.pop(name, None)
+            else:
+                self._configs[name] = dict(value["properties"])
+        elif key.startswith("target-state-"):
+            name = key.removeprefix("target-state-")
+            if value is None:
+                self._targets.pop(name, None)
+            else:
+                self._targets[name] = TargetState(value.get("state.v2", value.get("state", TargetState.STARTED)))
+            if self.listener is not None:
+                self.listener.target_state_changed(name)
+        elif key.startswith("task-"):
+            name, _, index = key.removeprefix("task-").rpartition("-")
+            if value is not None:
+                self._pending_tasks.setdefault(name, {})[int(index)] = dict(value["properties"])
+        elif key.startswith("commit-"):
+            name = key.removeprefix("commit-")
+            count = int(value["tasks"]) if value else 0
+            pending = self._pending_tasks.pop(name, {})
+            self._tasks[name] = [pending[i] for i in range(count) if i in pending]
+            if self.listener is not None:
+                self.listener.tasks_committed(name)
+        elif key == SESSION_KEY:
+            session_key = _session_key(value)
+            if session_key is not None:
+                self._session_key = session_key
                 if self.listener is not None:
-                    self.listener.connector_changed(name, existed, value is None)
-                if value is None:
-                    self._configs.pop(name, None)
-                    self._tasks.pop(name, None)
-                    self._targets.pop(name, None)
-                    self._restarts.pop(name, None)
-                else:
-                    self._configs[name] = dict(value["properties"])
-            elif key.startswith("target-state-"):
-                name = key.removeprefix("target-state-")
-                if value is None:
-                    self._targets.pop(name, None)
-                else:
-                    self._targets[name] = TargetState(value.get("state.v2", value.get("state", TargetState.STARTED)))
-                if self.listener is not None:
-                    self.listener.target_state_changed(name)
-            elif key.startswith("task-"):
-                name, _, index = key.removeprefix("task-").rpartition("-")
-                if value is not None:
-                    self._pending_tasks.setdefault(name, {})[int(index)] = dict(value["properties"])
-            elif key.startswith("commit-"):
-                name = key.removeprefix("commit-")
-                count = int(value["tasks"]) if value else 0
-                pending = self._pending_tasks.pop(name, {})
-                self._tasks[name] = [pending[i] for i in range(count) if i in pending]
-                if self.listener is not None:
-                    self.listener.tasks_committed(name)
-            elif key == SESSION_KEY:
-                session_key = _session_key(value)
-                if session_key is not None:
-                    self._session_key = session_key
-                    if self.listener is not None:
-                        self.listener.session_key_updated(session_key)
-            elif key.startswith("restart-connector-") and value is not None:
-                name = key.removeprefix("restart-connector-")
-                request = RestartRequest(name, bool(value["include-tasks"]), bool(value["only-failed"]))
-                current = self._restarts.get(name)
-                if current is None or request.impact() >= current.impact():
-                    self._restarts[name] = request
-                if self.listener is not None:
-                    self.listener.restart_requested(request)
+                    self.listener.session_key_updated(session_key)
+        elif key.startswith("restart-connector-") and value is not None:
+            name = key.removeprefix("restart-connector-")
+            request = RestartRequest(name, bool(value["include-tasks"]), bool(value["only-failed"]))
+            current = self._restarts.get(name)
+            if current is None or request.impact() >= current.impact():
+                self._restarts[name] = request
+            if self.listener is not None:
+                self.listener.restart_requested(request)
 
 
 def _target_record(name: str, state: TargetState) -> tuple[bytes, bytes]:

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from sparklink.api.states import State
-from sparklink.worker.storage.backend import Backend, LogStore, decode, encode
+from sparklink.worker.storage.backend import Backend, TextKeyStore, encode
 
 TOPIC_PREFIX = "status-topic-"
 TOPIC_SEPARATOR = ":connector-"
@@ -32,7 +33,7 @@ class Status:
     """The plugin version that wrote it (Connect 4.x records it; older records have none)."""
 
 
-class StatusStore(LogStore):
+class StatusStore(TextKeyStore):
     def __init__(self, backend: Backend) -> None:
         super().__init__(backend)
         self._connectors: dict[str, Status] = {}
@@ -105,34 +106,29 @@ class StatusStore(LogStore):
             self._write([(_topic_key(name, t), None) for t in topics])
 
     # ------------------------------------------------------------------ replay
-    def _apply(self, raw_key: bytes | None, raw_value: bytes | None) -> None:
-        if raw_key is None:
-            return
-        key = raw_key.decode()
-        value = decode(raw_value)
-        with self._lock:
-            if key.startswith(TOPIC_PREFIX):
-                topic, _, name = key.removeprefix(TOPIC_PREFIX).rpartition(TOPIC_SEPARATOR)
-                if value is None:
-                    self._topics.get(name, {}).pop(topic, None)
-                else:
-                    self._topics.setdefault(name, {})[topic] = int(value["topic"].get("task", 0))
-            elif key.startswith("status-connector-"):
-                name = key.removeprefix("status-connector-")
-                if value is None:
-                    self._connectors.pop(name, None)
-                else:
-                    self._connectors[name] = _decode_status(value)
-            elif key.startswith("status-task-"):
-                name, _, index = key.removeprefix("status-task-").rpartition("-")
-                if value is None:
-                    self._tasks.get(name, {}).pop(int(index), None)
-                    return
-                status = _decode_status(value)
-                current = self._tasks.get(name, {}).get(int(index))
-                if _stale_unassigned(current, status):
-                    return
-                self._tasks.setdefault(name, {})[int(index)] = status
+    def _apply_record(self, key: str, value: Any) -> None:
+        if key.startswith(TOPIC_PREFIX):
+            topic, _, name = key.removeprefix(TOPIC_PREFIX).rpartition(TOPIC_SEPARATOR)
+            if value is None:
+                self._topics.get(name, {}).pop(topic, None)
+            else:
+                self._topics.setdefault(name, {})[topic] = int(value["topic"].get("task", 0))
+        elif key.startswith("status-connector-"):
+            name = key.removeprefix("status-connector-")
+            if value is None:
+                self._connectors.pop(name, None)
+            else:
+                self._connectors[name] = _decode_status(value)
+        elif key.startswith("status-task-"):
+            name, _, index = key.removeprefix("status-task-").rpartition("-")
+            if value is None:
+                self._tasks.get(name, {}).pop(int(index), None)
+                return
+            status = _decode_status(value)
+            current = self._tasks.get(name, {}).get(int(index))
+            if _stale_unassigned(current, status):
+                return
+            self._tasks.setdefault(name, {})[int(index)] = status
 
 
 def _can_write_safely(current: Status | None, status: Status) -> bool:

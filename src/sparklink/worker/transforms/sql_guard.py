@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import sqlglot
@@ -178,15 +179,8 @@ class _PlanWalk:
         if kind == "ScriptTransformation":
             return f"it runs the script {str(node.script())!r}: {NO_SCRIPTS}"
         # CTE definitions first, so that the references after them are known.
-        for child in [*_seq(node.innerChildren()), *_seq(node.children())]:
-            reason = self.plan(child)
-            if reason:
-                return reason
-        for expression in _seq(node.expressions()):
-            reason = self.expression(expression)
-            if reason:
-                return reason
-        return None
+        children = [*_seq(node.innerChildren()), *_seq(node.children())]
+        return _first(self.plan, children) or _first(self.expression, _seq(node.expressions()))
 
     def expression(self, node: Any) -> str | None:
         kind = str(node.getClass().getSimpleName())
@@ -196,15 +190,13 @@ class _PlanWalk:
                 return f"it calls {name}(): {NO_REFLECTION}"
         if kind == "ExpressionWithUnresolvedIdentifier":
             return f"it names a function or column with IDENTIFIER(...): {ONLY_RECORDS}"
-        if self._subquery.isInstance(node):
-            reason = self.plan(node.plan())
-            if reason:
-                return reason
-        for child in _seq(node.children()):
-            reason = self.expression(child)
-            if reason:
-                return reason
-        return None
+        subquery = [node.plan()] if self._subquery.isInstance(node) else []
+        return _first(self.plan, subquery) or _first(self.expression, _seq(node.children()))
+
+
+def _first(check: Callable[[Any], str | None], nodes: Iterable[Any]) -> str | None:
+    """The first reason `check` gives for one of `nodes`, checked in order up to that one; None if none."""
+    return next((reason for node in nodes if (reason := check(node))), None)
 
 
 def _seq(seq: Any) -> list[Any]:

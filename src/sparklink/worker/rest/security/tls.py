@@ -75,16 +75,22 @@ class _Settings:
         return self.prefix + key
 
 
+def _limited(s: _Settings, context: ssl.SSLContext, offered: str) -> ssl.SSLContext:
+    """`context` limited to the configured TLS versions; ssl.cipher.suites is refused, as Python's ssl
+    cannot take Java's suite names (`offered`: who refuses it, for the message)."""
+    if s.get("ssl.cipher.suites"):
+        raise RestSecurityError(
+            f"{s.name('ssl.cipher.suites')} is not supported {offered} OpenSSL's default suites for TLS 1.2 "
+            f"and 1.3; remove it (or restrict {s.name('ssl.enabled.protocols')})"
+        )
+    context.minimum_version, context.maximum_version = _versions(s)
+    return context
+
+
 def server_context(settings: Mapping[str, str], prefix: str = LISTENER_PREFIX) -> ListenerTls:
     """The TLS context for an https listener; RestSecurityError names any setting it cannot use."""
     s = _Settings(settings, prefix)
-    if s.get("ssl.cipher.suites"):
-        raise RestSecurityError(
-            f"{s.name('ssl.cipher.suites')} is not supported by sparklink's REST server, which offers OpenSSL's "
-            f"default suites for TLS 1.2 and 1.3; remove it (or restrict {s.name('ssl.enabled.protocols')})"
-        )
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.minimum_version, context.maximum_version = _versions(s)
+    context = _limited(s, ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER), "by sparklink's REST server, which offers")
     key, chain, key_source = _identity(s)
     _load_identity(context, key, chain, s)
     trusted, trust_source = _trusted(s)
@@ -120,13 +126,7 @@ def client_context(settings: Mapping[str, str]) -> ssl.SSLContext:
     checked unless `ssl.endpoint.identification.algorithm` is set empty, which is logged.
     """
     s = _Settings(settings, LISTENER_PREFIX, warn=False)
-    if s.get("ssl.cipher.suites"):
-        raise RestSecurityError(
-            f"{s.name('ssl.cipher.suites')} is not supported for requests between workers, which offer OpenSSL's "
-            f"default suites for TLS 1.2 and 1.3; remove it (or restrict {s.name('ssl.enabled.protocols')})"
-        )
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.minimum_version, context.maximum_version = _versions(s)
+    context = _limited(s, ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT), "for requests between workers, which offer")
     has_identity = any(
         s.get(k) for k in ("ssl.keystore.location", "ssl.keystore.key", "ssl.keystore.certificate.chain")
     )

@@ -39,18 +39,16 @@ def test_a_valid_build_reads_every_artifact_type_and_ignores_output() -> None:
         ],
     }
     parsed = parse(spec)
-    assert parsed.problems == () and parsed.build is not None
-    # The one note: the maven artifact's dependencies are not fetched (Strimzi's build resolves them).
-    assert [(c.type, c.reason) for c in parsed.notes] == [("Warning", "MavenDependenciesNotFetched")]
-    message = str(parsed.notes[0].message)
-    assert "org.apache.kafka:connect-file:4.1.0's own jar, not its dependencies" in message
-    assert "spec.build.plugins[0].artifacts[4]" in message
+    # No notes: the maven artifact is resolved with its dependencies, as in Strimzi.
+    assert parsed.problems == () and parsed.notes == () and parsed.build is not None
     (only,) = parsed.build.plugins
     assert only.name == "debezium-postgres"
     assert [a.type for a in only.artifacts] == ["tgz", "zip", "jar", "other", "maven"]
     assert only.artifacts[0].sha512sum == SHA  # compared in lower case
     assert only.artifacts[2].insecure is True
     assert only.artifacts[3].stored_name == "NOTICE.txt"
+    assert only.artifacts[4].coordinates == "org.apache.kafka:connect-file:4.1.0"
+    assert only.artifacts[4].include_scope is None  # Strimzi's default: every dependency
 
 
 def test_layout_follows_strimzis_hash_stubs_and_maven_layout() -> None:
@@ -64,9 +62,7 @@ def test_layout_follows_strimzis_hash_stubs_and_maven_layout() -> None:
     assert Artifact("tgz", url="https://example.com/a.tgz").stored_name is None
     mvn = Artifact("maven", group="org.apache.kafka", artifact="connect-file", version="4.1.0")
     assert mvn.hash_stub == hashlib.sha1(b"org.apache.kafka/connect-file/4.1.0").hexdigest()[:8]
-    assert mvn.source == "https://repo1.maven.org/maven2/org/apache/kafka/connect-file/4.1.0/connect-file-4.1.0.jar"
-    local = Artifact("maven", group="a.b", artifact="c", version="1", repository="http://127.0.0.1:9/repo")
-    assert local.source == "http://127.0.0.1:9/repo/a/b/c/1/c-1.jar"
+    assert mvn.stored_name is None  # Maven names what it copies (the artifact's jar and its dependencies)
 
 
 def test_the_digest_changes_with_any_artifact_and_only_then() -> None:
@@ -137,15 +133,6 @@ def test_each_refused_input_is_a_warning_naming_the_field(spec: dict[str, Any], 
 def test_every_problem_of_a_build_is_reported_at_once() -> None:
     spec = {"plugins": [plugin("Bad"), plugin("pp", {"type": "jar"}, {"type": "nope"})]}
     assert len(messages(spec)) == 3
-
-
-def test_maven_mirrors_and_include_scope_are_ignored_with_a_warning() -> None:
-    art = {"type": "maven", "group": "g", "artifact": "a", "version": "1", "includeScope": "runtime"}
-    parsed = parse({"plugins": [plugin("pp", art)]})
-    assert parsed.build is not None and parsed.problems == ()
-    reasons = [(c.type, c.reason) for c in parsed.notes]
-    assert reasons == [("Warning", "MavenDependenciesNotFetched"), ("Warning", "BuildOptionIgnored")]
-    assert "spec.build.plugins[0].artifacts[0].includeScope is ignored" in str(parsed.notes[1].message)
 
 
 def test_a_url_shown_in_a_message_keeps_no_credentials_or_query() -> None:

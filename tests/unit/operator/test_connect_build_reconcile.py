@@ -1,10 +1,12 @@
 """The KafkaConnect `spec.build` step through the reconciler: an in-memory store, a host that reports what
-the test tells it, and the real fetcher against a local HTTP server of artifacts (no internet). What is
-installed where, what the workers are given, and the conditions each case writes."""
+the test tells it, and the real fetcher against a local HTTP server of artifacts (no internet), Maven being
+its twin (fake_mvn.py). What is installed where, what the workers are given, and the conditions each case
+writes."""
 
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections.abc import Iterator, Mapping
 from datetime import timedelta
 from pathlib import Path
@@ -13,6 +15,7 @@ from typing import Any
 import pytest
 
 from sparklink.operator.hosting import HostState
+from sparklink.operator.hosting.maven import MavenResolver
 from sparklink.operator.hosting.plugin_build import STAMP, LocalPluginBuilder
 from sparklink.operator.metrics import OperatorMetrics
 from sparklink.operator.model.autorestart import BackOff
@@ -24,6 +27,7 @@ from tests.unit.operator.memory_store import MemoryStore
 from tests.unit.operator.test_connect_workers import FixedClock, ScriptedHost, connect_body
 
 JAR = b"PK-not-really-a-jar"
+FAKE_MVN = (sys.executable, str(Path(__file__).with_name("fake_mvn.py")))
 
 
 @pytest.fixture
@@ -41,7 +45,7 @@ def setup(tmp_path: Path, builder: bool = True) -> tuple[MemoryStore, ScriptedHo
         FixedClock(),
         BackOff(timedelta(seconds=1)),
         OperatorMetrics(),
-        plugin_builder=LocalPluginBuilder(tmp_path / "state") if builder else None,
+        plugin_builder=LocalPluginBuilder(tmp_path / "state", MavenResolver(FAKE_MVN)) if builder else None,
     )
     return store, host, deps
 
@@ -78,7 +82,7 @@ def test_every_artifact_type_is_installed_in_strimzis_layout_once(tmp_path: Path
     }
     store, host, deps = setup(tmp_path)
     status = reconcile(store, deps, build)
-    ready = [("Ready", None), ("Warning", "MavenDependenciesNotFetched")]  # the maven jar alone, said so
+    ready = [("Ready", None)]
     assert kinds(status) == ready
     path = Path(host.ensured[-1].plugin_path)
     assert path.parent == tmp_path / "state" / "ns" / "KafkaConnect" / "my-connect" / "plugins"
@@ -91,10 +95,12 @@ def test_every_artifact_type_is_installed_in_strimzis_layout_once(tmp_path: Path
     assert (plugin / stub(tgz_url) / "lib" / "b.jar").read_bytes() == b"b"
     assert (plugin / stub(zip_url) / "c.jar").read_bytes() == b"c"
     assert (plugin / stub(other_url) / "NOTICE.txt").read_bytes() == b"notice"
-    assert (plugin / stub("org.example/conn/1.0") / "conn-1.0.jar").read_bytes() == b"maven-jar"
+    maven = plugin / stub("org.example/conn/1.0")
+    assert (maven / "conn-1.0.jar").read_bytes() == b"maven-jar"
+    assert sorted(p.name for p in maven.iterdir()) == ["a-dependency-1.0.jar", "conn-1.0.jar"]  # no pom left
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # no temporary directory left
     fetched = sum(server.requests.values())
-    assert fetched == 6  # five artifacts, and the maven jar's .sha1
+    assert fetched == 5  # five artifacts (the maven one by Maven's twin)
     # Unchanged: nothing is fetched again, and the workers get the same directory (so they are not restarted).
     assert kinds(reconcile(store, deps, build)) == ready
     assert sum(server.requests.values()) == fetched and host.ensured[-1].plugin_path == str(path)
@@ -173,17 +179,17 @@ def test_a_failed_build_is_not_fetched_again_on_every_reconcile(tmp_path: Path, 
     assert kinds(reconcile(store, deps, fixed)) == [("Ready", None)] and server.requests["/a.jar"] == 2
 
 
-def test_a_maven_jar_that_does_not_match_its_repositorys_sha1_is_refused(
-    tmp_path: Path, server: ArtifactServer
-) -> None:
+def test_an_unknown_maven_artifact_fails_the_build_naming_it(tmp_path: Path, server: ArtifactServer) -> None:
     store, _host, deps = setup(tmp_path)
     repo = server.put_maven("org.example", "conn", "1.0", b"maven-jar")
-    server.put("maven/org/example/conn/1.0/conn-1.0.jar.sha1", b"0" * 40 + b"  conn-1.0.jar\n")
-    art = {"type": "maven", "group": "org.example", "artifact": "conn", "version": "1.0", "repository": repo}
+    art = {"type": "maven", "group": "org.example", "artifact": "gone", "version": "1.0", "repository": repo}
     status = reconcile(store, deps, {"plugins": [{"name": "pp", "artifacts": [art]}]})
-    assert kinds(status) == [("NotReady", "ChecksumMismatch"), ("Warning", "MavenDependenciesNotFetched")]
-    assert "conn-1.0.jar.sha1" in status["conditions"][0]["message"]
-    assert list((tmp_path / "state").rglob("*.jar")) == []
+    assert kinds(status) == [("NotReady", "BuildFailed")]
+    message = status["conditions"][0]["message"]
+    assert message.startswith("maven artifact org.example:gone:1.0 (or one of its dependencies) was not found")
+    assert "check its group, artifact, version and repository" in message
+    assert "the workers keep their last build" in message
+    assert list((tmp_path / "state").rglob("*.jar")) == [] and list((tmp_path / "state").rglob("pom.xml")) == []
 
 
 class RecordingStore(MemoryStore):

@@ -3,16 +3,18 @@
 Strimzi's api module (`connect/build/`) is the spec: a build holds `plugins`, each with a unique `name`
 (`^[a-z0-9][-_a-z0-9]*[a-z0-9]$`) and `artifacts` of type `jar`, `tgz`, `zip`, `other` (`url`, optional
 `sha512sum` and `insecure`; `other` also `fileName`) or `maven` (`group`, `artifact`, `version`,
-`repository`, default Maven Central). Where the operator puts them follows Strimzi's image layout
-(`KafkaConnectDockerfile`): `<plugin name>/<hash stub>/...`, the stub being the first 8 hex characters of
-the SHA-1 of the artifact's URL (of `group/artifact/version` for `maven`).
+`repository`, default Maven Central, `includeScope` and `insecure`; resolved with its dependencies by
+`hosting.maven`). Where the operator puts them follows Strimzi's image layout (`KafkaConnectDockerfile`):
+`<plugin name>/<hash stub>/...`, the stub being the first 8 hex characters of the SHA-1 of the artifact's
+URL (of `group/artifact/version` for `maven`).
 
-Stricter than Strimzi, because a resource must never become a download it was not meant to be or a file
-write outside the plugin's directory: URLs are http or https only (Strimzi's pattern also allows ftp),
-`fileName` is one plain path segment, the Maven coordinates are plain segments too, and a `sha512sum` is
-128 hex digits. `output` is not needed by the local runtime (nothing is pushed) and is ignored there.
-Every problem is a Warning condition naming the field and what to do; a build with any problem is not
-fetched at all. Caller: `reconcile.connect_build`; the fetcher (`hosting.plugin_build`) reads the result.
+Stricter than Strimzi, because a resource must never become a download it was not meant to be, a file
+write outside the plugin's directory, or markup in the pom Maven reads: URLs are http or https only
+(Strimzi's pattern also allows ftp), `fileName` is one plain path segment, the Maven coordinates are plain
+segments too (no markup, no `/`, no `..`), and a `sha512sum` is 128 hex digits. `output` is not needed by
+the local runtime (nothing is pushed) and is ignored there, as are a maven artifact's `mirrors` (with a
+Warning). Every problem is a Warning condition naming the field and what to do; a build with any problem is
+not fetched at all. Caller: `reconcile.connect_build`; the fetcher (`hosting.plugin_build`) reads the result.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ SHA512 = re.compile(r"^[0-9a-fA-F]{128}$")
 SEGMENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")  # a file or Maven coordinate: never "..", "/" or empty
 GROUP = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
 TYPES = ("jar", "tgz", "zip", "maven", "other")
+SCOPES = ("compile", "provided", "runtime", "test", "system")  # Strimzi's MavenArtifactIncludeScope
 DEFAULT_REPOSITORY = "https://repo1.maven.org/maven2/"
 REASON = "InvalidBuild"
 MAX_ARTIFACTS = 200  # in one build: each is a download, so a resource cannot ask for an unbounded number
@@ -50,6 +53,12 @@ class Artifact:
     artifact: str | None = None
     version: str | None = None
     repository: str | None = None
+    include_scope: str | None = None  # one of SCOPES; None: every dependency, as in Strimzi
+
+    @property
+    def coordinates(self) -> str:
+        """A maven artifact's `group:artifact:version` (how messages name it)."""
+        return f"{self.group}:{self.artifact}:{self.version}"
 
     @property
     def hash_stub(self) -> str:
@@ -59,23 +68,17 @@ class Artifact:
 
     @property
     def source(self) -> str:
-        """Where the artifact comes from (a maven artifact's jar in its repository's layout)."""
-        if self.type != "maven":
-            return str(self.url)
-        repo = self.repository or DEFAULT_REPOSITORY
-        repo = repo if repo.endswith("/") else repo + "/"
-        group = str(self.group).replace(".", "/")
-        return f"{repo}{group}/{self.artifact}/{self.version}/{self.artifact}-{self.version}.jar"
+        """Where a downloadable artifact comes from (a `maven` one is resolved by Maven: `hosting.maven`)."""
+        return str(self.url)
 
     @property
     def stored_name(self) -> str | None:
-        """The file the artifact becomes in its directory; None for archives, which are unpacked there."""
+        """The file a downloaded artifact becomes in its directory; None for archives (unpacked there) and
+        `maven` (Maven copies the artifact and its dependencies there under their own names)."""
         if self.type == "jar":
             return f"{self.hash_stub}.jar"
         if self.type == "other":
             return self.file_name or self.hash_stub
-        if self.type == "maven":
-            return f"{self.artifact}-{self.version}.jar"
         return None
 
 
@@ -187,19 +190,12 @@ def _artifact(raw: Any, where: str) -> tuple[Artifact | None, list[str], list[Co
         repository = raw.get("repository")
         if repository is not None and not (isinstance(repository, str) and URL.match(repository)):
             errors.append(f"{where}.repository must be an http or https URL")
-        if not errors:
-            # Strimzi's build resolves a maven artifact's dependencies with Maven; this fetcher takes the
-            # one jar, so a plugin that needs more would fail to load its classes: say so where it is used.
-            gav = ":".join(str(coordinates[f]) for f in ("group", "artifact", "version"))
-            text = (
-                f"{where}: the local runtime fetches {gav}'s own jar, not its dependencies (Strimzi resolves them "
-                "with Maven); add each dependency as an artifact, or use a tgz or zip of the whole plugin"
-            )
-            notes.append(warning("MavenDependenciesNotFetched", text))
-        for ignored in ("mirrors", "includeScope"):
-            if raw.get(ignored) is not None:
-                text = f"{where}.{ignored} is ignored: the local runtime fetches the artifact's own jar only"
-                notes.append(warning("BuildOptionIgnored", text))
+        scope = raw.get("includeScope")
+        if scope is not None and scope not in SCOPES:
+            errors.append(f"{where}.includeScope {_show(scope)} is not one of {', '.join(SCOPES)}")
+        if raw.get("mirrors") is not None:
+            text = f"{where}.mirrors is ignored: the local runtime resolves with the operator host's own Maven settings"
+            notes.append(warning("BuildOptionIgnored", text))
         artifact = Artifact(
             "maven",
             insecure=insecure,
@@ -207,6 +203,7 @@ def _artifact(raw: Any, where: str) -> tuple[Artifact | None, list[str], list[Co
             artifact=coordinates["artifact"],
             version=coordinates["version"],
             repository=repository if isinstance(repository, str) else None,
+            include_scope=scope if isinstance(scope, str) else None,
         )
         return (None if errors else artifact), errors, notes
     url = raw.get("url")

@@ -14,8 +14,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * The class loader of the Connect host: Apache Kafka Connect's runtime (connect-runtime, connect-api,
  * kafka-clients 4.x, ...) and sparklink's host code, isolated from Spark's class path, which carries
  * Spark's own kafka-clients (3.9). Its parent is the JDK's platform loader, so nothing of Spark leaks in,
- * except logging: slf4j and Log4j are taken from Spark's loader, so Connect's and the plugins' logs go
- * where the driver's (or executor's) logs go. Connect's own isolation (a PluginClassLoader per plugin,
+ * except logging: slf4j and Log4j are taken from Spark's loader, and the classes loaded here log through a
+ * Log4j context of their own that hands each line to Spark's (HostLogging), so Connect's and the plugins' logs
+ * go where the driver's (or executor's) logs go. Connect's own isolation (a PluginClassLoader per plugin,
  * plugin classes first) is built inside it by the host.
  *
  * One loader per class path and JVM: the driver and, in local mode, the executors share it, so a
@@ -31,6 +32,8 @@ public final class HostLoader extends URLClassLoader {
     private static final Map<String, Object> HOSTS = new ConcurrentHashMap<>();
 
     private final ClassLoader spark;
+    /** The Log4j context of the classes loaded here, held for as long as they are (Log4j holds it weakly). */
+    private Object logging;
 
     private HostLoader(URL[] urls, ClassLoader spark) {
         super("sparklink-connect-host", urls, ClassLoader.getPlatformClassLoader());
@@ -63,7 +66,7 @@ public final class HostLoader extends URLClassLoader {
             }
         }
         HostLoader loader = new HostLoader(urls.toArray(new URL[0]), HostLoader.class.getClassLoader());
-        shareLogging(loader);
+        loader.logging = HostLogging.contextFor(loader);
         Thread thread = Thread.currentThread();
         ClassLoader saved = thread.getContextClassLoader();
         thread.setContextClassLoader(loader);
@@ -74,33 +77,6 @@ public final class HostLoader extends URLClassLoader {
             throw new IllegalStateException("cannot start the Connect host from " + classPath, e);
         } finally {
             thread.setContextClassLoader(saved);
-        }
-    }
-
-    /**
-     * Log4j picks a logger context by the logging class's loader (or the nearest parent that has one). This
-     * loader's parent is the platform loader, so Connect's and the plugins' classes would get a context of their
-     * own with Log4j's default configuration (errors only) wherever no log4j2.configurationFile is set - on an
-     * executor, whose Spark configures its context from Spark's defaults or its conf dir. Give this loader a
-     * context from the same configuration as Spark's, so their lines reach the executor's log (stderr) as
-     * Spark's do.
-     */
-    private static void shareLogging(HostLoader loader) {
-        org.apache.logging.log4j.spi.LoggerContext spark =
-                org.apache.logging.log4j.LogManager.getContext(HostLoader.class.getClassLoader(), false);
-        if (!(spark instanceof org.apache.logging.log4j.core.LoggerContext core) || core.getConfigLocation() == null) {
-            return;
-        }
-        // From the configuration's text: Log4j resolves a location (Spark's defaults are inside a jar) with the
-        // new context's loader, which cannot see it.
-        try {
-            URL location = core.getConfigLocation().toURL();
-            try (java.io.InputStream in = location.openStream()) {
-                org.apache.logging.log4j.core.config.Configurator.initialize(
-                        loader, new org.apache.logging.log4j.core.config.ConfigurationSource(in, location));
-            }
-        } catch (java.io.IOException | IllegalArgumentException e) {
-            System.err.println("sparklink: the Connect host logs with Log4j's defaults: " + e);
         }
     }
 

@@ -249,12 +249,53 @@ public class ReconfiguringConnector extends SourceConnector {
 """
 RECONFIGURING_CLASS = "test.reconf.ReconfiguringConnector"
 
+# A source whose task logs a line through SLF4J at INFO as it starts, as Debezium's tasks do: the line must reach
+# the log of the JVM that runs the task (here the worker's, local mode), with its logger's name and the task's context.
+CHATTY_TASK = """
+package test.chatty;
+
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.apache.kafka.connect.source.SourceTask;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+public class ChattyTask extends SourceTask {
+    private static final Logger log = LoggerFactory.getLogger(ChattyTask.class);
+    public String version() { return "1.0"; }
+    public void start(Map<String, String> props) { log.info("started with marker {}", props.get("marker")); }
+    public List<SourceRecord> poll() throws InterruptedException { Thread.sleep(100); return null; }
+    public void stop() { }
+}
+"""
+CHATTY = """
+package test.chatty;
+
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.connect.connector.Task;
+import org.apache.kafka.connect.source.SourceConnector;
+
+public class ChattyConnector extends SourceConnector {
+    private Map<String, String> props;
+    public String version() { return "1.0"; }
+    public void start(Map<String, String> props) { this.props = props; }
+    public Class<? extends Task> taskClass() { return ChattyTask.class; }
+    public List<Map<String, String>> taskConfigs(int maxTasks) { return List.of(props); }
+    public void stop() { }
+    public ConfigDef config() { return new ConfigDef(); }
+}
+"""
+CHATTY_CLASS = "test.chatty.ChattyConnector"
+
 
 @pytest.fixture(scope="module")
 def bad_plugins(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A plugin.path entry with a corrupt jar, a connector whose start() throws, a connector whose class
-    needs a class its jar lacks, one connector class in two versions, a sink whose put() throws, and a source
-    that asks for task reconfigurations and decides on offset changes."""
+    needs a class its jar lacks, one connector class in two versions, a sink whose put() throws, a source
+    that asks for task reconfigurations and decides on offset changes, and a source whose task logs at INFO."""
     root = tmp_path_factory.mktemp("bad-plugins")
     (root / "corrupt-plugin").mkdir()
     (root / "corrupt-plugin" / "corrupt-plugin.jar").write_bytes(b"this is not a zip archive")
@@ -269,6 +310,9 @@ def bad_plugins(tmp_path_factory: pytest.TempPathFactory) -> Path:
         compile_plugin(root / f"versioned-{version}", {"test/versioned/VersionedConnector.java": source})
     compile_plugin(root / "failing-put", {"test/failingput/FailingPutConnector.java": FAILING_PUT})
     compile_plugin(root / "reconfiguring", {"test/reconf/ReconfiguringConnector.java": RECONFIGURING})
+    compile_plugin(
+        root / "chatty", {"test/chatty/ChattyConnector.java": CHATTY, "test/chatty/ChattyTask.java": CHATTY_TASK}
+    )
     return root
 
 
@@ -812,3 +856,33 @@ def test_a_java_connectors_alter_offsets_applies_a_change_and_its_refusal_is_a_4
     assert "this connector refuses offsets with a 'refuse' field" in refused.json()["message"]
     assert http.get(f"/connectors/{name}/offsets").json() == {"offsets": [entry]}  # nothing of it stored
     assert http.delete(f"/connectors/{name}").status_code == 204
+
+
+# ---------------------------------------------------------------------------------------- a Java task's own log lines
+def test_a_java_tasks_info_line_reaches_the_workers_log_with_its_logger_and_task_after_other_spark_work(
+    kafka: KafkaCluster, worker: WorkerProcess, http: httpx.Client
+) -> None:
+    # Spark work of another task first, in the same JVM (local mode: the driver is the executor).
+    topic, before = unique("before-chatty"), unique("before")
+    config = {"connector.class": "datagen", "topic": topic, "total.records": "5", "records.per.second": "50"}
+    assert http.put(f"/connectors/{before}/config", json=config).status_code == 201
+    wait_for(lambda: topic_size(kafka.bootstrap_servers, topic) >= 5, 120, "the datagen task's records")
+    assert http.delete(f"/connectors/{before}").status_code == 204
+
+    name, marker = unique("chatty"), unique("marker")
+    assert (
+        http.put(f"/connectors/{name}/config", json={"connector.class": CHATTY_CLASS, "marker": marker}).status_code
+        == 201
+    )
+    try:
+
+        def line() -> str | None:
+            said = f"started with marker {marker}"  # the task's words (the worker's own lines name the marker too)
+            found = [text for text in worker.log.read_text(errors="replace").splitlines() if said in text]
+            return found[0] if found else None
+
+        # At INFO, where the driver's Spark lines go, in its layout: the logger's name, then Connect's task context.
+        logged = wait_for(line, 120, "the Java task's INFO line in the worker's log")
+        assert f" INFO ChattyTask: [{name}|task-0] started with marker {marker}" in logged, logged
+    finally:
+        assert http.delete(f"/connectors/{name}").status_code == 204

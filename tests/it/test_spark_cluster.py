@@ -213,6 +213,15 @@ def test_a_debezium_source_from_plugin_path_runs_its_task_on_a_cluster_executor(
         logs = [log for w in cluster.workers for log in w.work_dir.glob(f"{app['id']}/{found.group(2)}/stderr")]
         assert len(logs) == 1, [w.work_dir for w in cluster.workers]
         assert "Running task 0.0 in stage" in logs[0].read_text(errors="replace")
+        # Debezium's own lines (SLF4J, at INFO) are in that log beside Spark's, though the executor ran the
+        # pipeline's tasks before (test_tasks_run_on_the_cluster_executors): a reused executor JVM.
+        started = "Starting PostgresConnectorTask with configuration:"
+        logged = wait_for(
+            lambda: [line for line in logs[0].read_text(errors="replace").splitlines() if started in line],
+            60,
+            "Debezium's INFO line in the executor's log",
+        )
+        assert " INFO " in logged[0], logged
     finally:
         httpx.delete(f"{worker.url}/connectors/{name}", timeout=120)
         wait_for(lambda: httpx.get(f"{worker.url}/connectors/{name}").status_code == 404, 60, "the connector gone")

@@ -35,8 +35,9 @@ def plugin_dir(name: str) -> Path:
 
 
 def connect_api_classpath() -> str:
-    """What a plugin compiles against: Connect's API and the Kafka clients of the host's runtime."""
-    jars = [j for j in artifacts.jar_list("connect") if Path(j).name.startswith(("connect-api-", "kafka-clients-"))]
+    """What a plugin compiles against: Connect's API, the Kafka clients of the host's runtime and SLF4J's API."""
+    names = ("connect-api-", "kafka-clients-", "slf4j-api-")
+    jars = [j for j in artifacts.jar_list("connect") if Path(j).name.startswith(names)]
     return ":".join(jars)
 
 

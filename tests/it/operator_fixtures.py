@@ -34,7 +34,10 @@ from sparklink.platform import ports, process
 from tests.conftest import TEST_PLUGIN_PATH
 from tests.helpers import unique, wait_for
 
-MINUTE_SECONDS = 2.0  # the auto-restart back-off unit the test operators run with
+# The auto-restart back-off unit the test operators run with. The schedule test waits out 2 + 6 + 12 + 20 + 1
+# of these (41 minutes), so the unit is its cost; timestamps carry milliseconds (see operator/clock.py), so
+# one second still tells each step of the schedule apart, and the tests poll every 0.3 s.
+MINUTE_SECONDS = 1.0
 
 
 @pytest.fixture(scope="session")

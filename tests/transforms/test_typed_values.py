@@ -326,14 +326,14 @@ MASKABLE = [f for f in TYPED_FIELDS if f != "l_struct"] + ["g_float", "h_double"
 NUMBERS = ["c_int8", "f_int64", "g_float", "h_double", "i_timestamp", "j_date", "k_decimal", "o_null"]
 MASKED = [  # (fields, replacement): Connect's empty values, then replacements for strings and numbers
     (MASKABLE, None),
-    (["a_string", *NUMBERS, "not_a_field"], "42"),
+    (["a_string", *NUMBERS, "not_a_field"], "300"),  # 300 is 44 as an int8, as Connect's Values narrows it
     (["a_string", "h_double", "g_float"], "-1.5e3"),
 ]
-DECLINED = [  # what the general path fails the record for (Connect: "Cannot mask value of type ...")
+DECLINED = [  # what the general path fails the record for (Connect: "Cannot mask value ...", "Unable to convert")
     (["q_bytes"], None),
     (["b_bool"], "42"),
     (["m_list"], "42"),
-    (["c_int8"], "1.5"),
+    (["c_int8"], "abc"),
 ]
 
 

@@ -629,7 +629,12 @@ def test_a_forced_ca_renewal_rolls_the_broker_once_and_a_client_trusting_the_ca_
     assert new_ca != old_ca
     old_cert, new_cert = (x509.load_pem_x509_certificate(p) for p in (old_ca, new_ca))
     assert old_cert.public_key() == new_cert.public_key() and new_cert.subject == old_cert.subject  # key kept
-    assert listener(kubeobj.get("Kafka", SINGLE), "tls")["certificates"] == [new_ca.decode()]
+    # The status may list the renewed CA one reconcile after the roll: wait for it rather than read it once.
+    wait_for(
+        lambda: listener(kubeobj.get("Kafka", SINGLE), "tls")["certificates"] == [new_ca.decode()],
+        120,
+        "the Kafka status to list the renewed CA certificate",
+    )
     # The broker now presents a certificate of the new generation, which a client of the new CA trusts too.
     verify(tls_client(kubeobj.get("Kafka", SINGLE), "tls", new_ca), 60)
     broker_cert = local_cluster(operator, SINGLE).tls.broker(0).cert.read_bytes()

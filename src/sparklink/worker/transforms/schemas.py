@@ -83,8 +83,13 @@ def with_fields(schema: str, new_fields: str) -> str:
 
 def field(schema: str, name: str) -> str:
     """The schema of struct field `name`, without its `field` key; NULL if absent."""
+    return field_named(schema, x.text(name))
+
+
+def field_named(schema: str, name: str) -> str:
+    """The schema of the struct field named by SQL expression `name` (a lambda variable, say); NULL if absent."""
     f = x.fresh("f")
-    found = f"try_element_at(filter({fields(schema)}, {f} -> {field_name(f)} = {x.text(name)}), 1)"
+    found = f"try_element_at(filter({fields(schema)}, {f} -> {field_name(f)} = {name}), 1)"
     return x.when(f"{found} IS NOT NULL", without_key(found, "field"))
 
 

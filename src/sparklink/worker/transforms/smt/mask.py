@@ -22,8 +22,11 @@ from sparklink.worker.transforms.smt.base import (
     PACKAGE,
     Operand,
     Transformation,
+    each_listed,
     edited,
+    first_listed_error,
     key_and_value,
+    listed,
     on_struct,
     operand,
     require_object,
@@ -186,29 +189,17 @@ class MaskField(Transformation):
             return masked_struct
         op = operand(rec, self.which)
         rec = require_object(rec, op, "mask fields", self.class_name, allow_null=False)
-        # Every listed field is masked in one lambda over the map, so the value's expression is copied a
-        # few times in all rather than ten times a field (16 fields took Spark a minute to compile).
         names = list(dict.fromkeys(self.config["fields"]))
-        listed = f"array({', '.join(x.text(name) for name in names)})"
         if op.schema is not None:
-            rec = self._fail_structs(rec, op, listed)
-        n, v, e = x.fresh("n"), x.fresh("v"), x.fresh("e")
-        values = f"transform({listed}, {n} -> try_element_at({op.obj}, {n}))"
-        errors = f"transform({values}, {v} -> {self._masked(v)[1]})"
-        error = f"try_element_at(filter({errors}, {e} -> {e} IS NOT NULL), 1)"
+            rec = self._fail_structs(rec, op, listed(names))
+        error = first_listed_error(op, names, lambda _n, v: self._masked(v)[1])
         rec = rec.fail(f"{error} IS NOT NULL", error, self.class_name)
-        k, v = x.fresh("k"), x.fresh("v")
-        field_type = None if op.schema is None else _field_type(op.schema, k)
-        masking = f"({k}, {v}) -> {x.when(x.in_list(k, names), self._masked(v, field_type)[0], v)}"
-        # Schemaless, Connect puts every listed field (absent ones as null); with a schema only existing ones.
-        a, b = x.fresh("k"), x.fresh("v")
-        nulls = f"map_from_arrays({listed}, array_repeat({x.NULL_VARIANT}, {len(names)}))"
-        absent = f"map_filter({nulls}, ({a}, {b}) -> NOT map_contains_key({op.obj}, {a}))"
-        obj = op.pick(
-            f"transform_values(map_concat({op.obj}, {absent}), {masking})",
-            f"transform_values({op.obj}, {masking})",
-        )
-        return edited(rec, op, self.which, obj, None, keep_null=False)
+        schema = op.schema
+
+        def masked(k: str, v: str) -> str:
+            return self._masked(v, None if schema is None else _field_type(schema, k))[0]
+
+        return edited(rec, op, self.which, each_listed(op, names, masked), None, keep_null=False)
 
 
 def _field_type(schema: str, name: str) -> str:

@@ -14,7 +14,16 @@ from sparklink.worker.transforms import exprs as x
 from sparklink.worker.transforms import schemas
 from sparklink.worker.transforms.plugin import REPLACE_NULL_WITH_DEFAULT, PluginConfigError, config, key
 from sparklink.worker.transforms.record import Datum, Rec
-from sparklink.worker.transforms.smt.base import PACKAGE, Transformation, edited, key_and_value, operand, require_object
+from sparklink.worker.transforms.smt.base import (
+    PACKAGE,
+    Transformation,
+    each_listed,
+    edited,
+    first_listed_error,
+    key_and_value,
+    operand,
+    require_object,
+)
 
 OUTPUT_TYPES = ["INT8", "INT16", "INT32", "INT64", "FLOAT32", "FLOAT64", "BOOLEAN", "STRING"]
 INPUT_TYPES = [*OUTPUT_TYPES, "BYTES"]
@@ -138,6 +147,11 @@ class Cast(Transformation):
 
     def configure(self) -> None:
         self.casts = parse_cast_spec(list(self.config["spec"]))
+        by_target: dict[str, list[str]] = {}
+        for name, target in self.casts.items():
+            by_target.setdefault(target, []).append(name)
+        # (target type, the fields cast to it): the cast is one CASE branch per target rather than per field.
+        self.targets = list(by_target.items())
 
     def apply(self, rec: Rec) -> Rec:
         op = operand(rec, self.which)
@@ -153,14 +167,18 @@ class Cast(Transformation):
                 schema = x.when(f"{op.schema} IS NOT NULL", new)
             return rec.with_datum(self.which, Datum(value, "variant", schema))
         rec = require_object(rec, op, "cast types", self.class_name, allow_null=True)
-        obj = op.obj
-        for name, target in self.casts.items():
-            field_schema = schemas.field(op.schema, name) if op.schema is not None else None
-            value, error = cast_value(x.get(op.obj, name), target, field_schema)
-            rec = rec.fail(f"NOT {op.datum.is_null()} AND {error} IS NOT NULL", error, self.class_name)
-            present = f"map_contains_key({op.obj}, {x.text(name)})"
-            # Schemaless, Connect puts every cast field (absent ones as null); with a schema only existing ones.
-            obj = op.pick(x.put(obj, name, value), x.when(present, x.put(obj, name, value), obj))
+        names = list(self.casts)
+        part_schema = op.schema
+
+        def cast(name: str, v: str, part: int) -> str:
+            """Part `part` of cast_value for the field named by SQL `name`: a CASE over the distinct targets."""
+            field_schema = None if part_schema is None else schemas.field_named(part_schema, name)
+            targets = [(x.in_list(name, fields), cast_value(v, t, field_schema)[part]) for t, fields in self.targets]
+            return x.case(*targets)
+
+        error = first_listed_error(op, names, lambda n, v: cast(n, v, 1))
+        rec = rec.fail(f"NOT {op.datum.is_null()} AND {error} IS NOT NULL", error, self.class_name)
+        obj = each_listed(op, names, lambda k, v: cast(k, v, 0))
         schema = None
         if op.schema is not None:
             f = x.fresh("f")

@@ -16,8 +16,10 @@ Used by the KafkaConnector and KafkaMirrorMaker2 reconcilers.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -151,50 +153,57 @@ class ConnectorReconciler:
         out.actions.append(action)
 
     def _restart(self, client: ConnectClient, job: ConnectorJob, out: ConnectorOutcome) -> list[Condition]:
-        request = job.requests.restart
-        name = job.desired.name
-        if request is None:
-            return []
-        if isinstance(request, anno.Invalid):
-            _log(job, "warning", "%s on connector %s: %s", job.requests.restart_annotation, name, request.message)
-            return [warning(request.reason, request.message)]
-        _log(
-            job,
-            "info",
-            "restarting connector %s, includeTasks %s, onlyFailed %s",
-            name,
-            request.include_tasks,
-            request.only_failed,
-        )
-        try:
-            client.restart(name, request.include_tasks, request.only_failed)
-        except ConnectRestError as exc:
-            message = f"Failed to restart connector {name}. {exc}"
-            _log(job, "warning", "%s", message)
-            return [warning("RestartConnector", message)]
-        out.actions.append("restarted")
-        assert job.requests.restart_annotation is not None
-        self.store.remove_annotations(job.owner, [job.requests.restart_annotation])
-        return []
+        request, name = job.requests.restart, job.desired.name
+        if request is None or isinstance(request, anno.Invalid):
+            return self._invalid(job, job.requests.restart_annotation, request)
+        flags = f"includeTasks {request.include_tasks}, onlyFailed {request.only_failed}"
+        call = functools.partial(client.restart, name, request.include_tasks, request.only_failed)
+        failure = ("RestartConnector", f"Failed to restart connector {name}.")
+        return self._requested(job, out, job.requests.restart_annotation, f"connector {name}, {flags}", call, failure)
 
     def _restart_task(self, client: ConnectClient, job: ConnectorJob, out: ConnectorOutcome) -> list[Condition]:
         request = job.requests.task_restart
-        name = job.desired.name
+        if request is None or isinstance(request, anno.Invalid):
+            return self._invalid(job, job.requests.task_annotation, request)
+        task = f"{job.desired.name}:{request.task}"
+        call = functools.partial(client.restart_task, job.desired.name, request.task)
+        failure = ("RestartConnectorTask", f"Failed to restart connector task {task}.")
+        done = f"restarted task {request.task}"
+        return self._requested(job, out, job.requests.task_annotation, f"connector task {task}", call, failure, done)
+
+    @staticmethod
+    def _invalid(
+        job: ConnectorJob, annotation: tuple[str, str] | None, request: anno.Invalid | None
+    ) -> list[Condition]:
+        """No request, or an annotation that cannot be read: a Warning that says what is wrong with it."""
         if request is None:
             return []
-        if isinstance(request, anno.Invalid):
-            _log(job, "warning", "%s", request.message)
-            return [warning(request.reason, request.message)]
-        _log(job, "info", "restarting connector task %s:%d", name, request.task)
+        written = "=".join(annotation) if annotation is not None else "a restart annotation"
+        _log(job, "warning", "%s on connector %s: %s", written, job.desired.name, request.message)
+        return [warning(request.reason, request.message)]
+
+    def _requested(
+        self,
+        job: ConnectorJob,
+        out: ConnectorOutcome,
+        annotation: tuple[str, str] | None,
+        what: str,
+        call: Callable[[], object],
+        failure: tuple[str, str],
+        action: str = "restarted",
+    ) -> list[Condition]:
+        """A restart annotation carried out: its annotation removed once Connect took the request; when
+        Connect refuses, a Warning with Connect's answer, and the annotation stays for the next reconcile."""
+        _log(job, "info", "restarting %s", what)
         try:
-            client.restart_task(name, request.task)
+            call()
         except ConnectRestError as exc:
-            message = f"Failed to restart connector task {name}:{request.task}. {exc}"
+            reason, message = failure[0], f"{failure[1]} {exc}"
             _log(job, "warning", "%s", message)
-            return [warning("RestartConnectorTask", message)]
-        out.actions.append(f"restarted task {request.task}")
-        assert job.requests.task_annotation is not None
-        self.store.remove_annotations(job.owner, [job.requests.task_annotation])
+            return [warning(reason, message)]
+        out.actions.append(action)
+        assert annotation is not None
+        self.store.remove_annotations(job.owner, [annotation])
         return []
 
     def _auto_restart(self, client: ConnectClient, job: ConnectorJob, out: ConnectorOutcome) -> None:

@@ -170,6 +170,15 @@ class ProgressOffsets:
             remember_callback_connection(account.run)
 
     def progress(self, name: str, text: str) -> None:
+        progress = json.loads(text)
+        if progress.get("batchId") == 0:
+            # A task's start-up, step by step in Spark's words (planning, writing, ...): where it went.
+            log.debug(
+                "query %s: first batch, %s rows, took %s ms",
+                name,
+                progress.get("numInputRows"),
+                progress.get("durationMs"),
+            )
         with self._lock:
             account = self._runs.get(name)
             if account is None:
@@ -177,7 +186,7 @@ class ProgressOffsets:
             pending = self._pending.get(name)
             if pending is None or pending.account is not account:
                 pending = self._pending[name] = _Pending(account)
-            _merge(pending, json.loads(text))
+            _merge(pending, progress)
             self._lock.notify_all()
 
     def close(self) -> None:

@@ -142,8 +142,17 @@ class TaskRuns:
     def _start(self, connector: str, start: TaskStart, retries: int = 0, outage: outages.Outage | None = None) -> None:
         self._stop(connector, start.task_id)
         with contexts.starting_query(self.services.spark, connector, start.task_id):
+            began = time.monotonic()
             run = self.factory.build(connector, start, retries, outage)
+            built = time.monotonic()
             query = run.start()
+            log.debug(
+                "task %s-%d: run built in %.0f ms, its query started in %.0f ms",
+                connector,
+                start.task_id,
+                (built - began) * 1000,
+                (time.monotonic() - built) * 1000,
+            )
         with self._lock:
             run.query = query
             self._runs[run.key] = run

@@ -31,7 +31,7 @@ from kubernetes.client.exceptions import ApiException
 
 from sparklink.clients.settings import client_config
 from sparklink.operator.model.resources import GROUP, PLURALS, VERSION
-from sparklink.platform import process
+from sparklink.platform import kafka_probes, process
 from tests.helpers import unique, wait_for
 from tests.it.operator_fixtures import Kube, OperatorProcess, conditions, is_ready, kafka_connect_body
 from tests.support.throttle import throttled
@@ -53,6 +53,7 @@ IMPATIENT = [*STEADY, "--kafka-operation-timeout", "1", "--kafka-roll-backoff", 
 RECOVERY_PARTITIONS = 600
 RECOVERY_ROUNDS = 8
 RECOVERY_SHARE = 0.1
+RECOVERY = 2  # the broker state of a broker loading its logs (kafka_probes.STATE_NAMES)
 
 
 @pytest.fixture(scope="module")
@@ -353,12 +354,21 @@ def test_a_broker_in_log_recovery_fails_the_roll_unrestarted_and_a_later_reconci
 
     # The operator starts the killed broker again (as a kubelet would), which then recovers its logs. That
     # takes seconds on a quiet machine: running the broker a tenth of the time makes the recovery outlast a
-    # reconcile and the failing roll (10 attempts of 1 s) however fast the machine is.
+    # reconcile and the failing roll (10 attempts of 1 s) however fast the machine is. The throttle starts
+    # once its agent reports the recovery (asked often, so little of it passes unthrottled): a throttled JVM
+    # start-up would take ten times as long and test nothing more.
     def restarted() -> int:
         pid = pids(operator)[1]
         return pid if pid not in (0, killed_pid) and process.alive(pid) else 0
 
     recovering_pid = wait_for(restarted, 120, "the operator to start broker 1 again", interval=0.05)
+    probe_port = nodes(operator)[1]["probe_port"]
+    wait_for(
+        lambda: kafka_probes.broker_state(probe_port) == RECOVERY,
+        120,
+        "broker 1 to start recovering its logs",
+        interval=0.05,
+    )
 
     def recovering(kafka: dict[str, Any]) -> bool:
         condition = not_ready(kafka)

@@ -142,10 +142,16 @@ def test_a_broker_in_log_recovery_is_reported_and_never_restarted_and_a_later_ro
         return bool(predicate(state))  # type: ignore[operator]
 
     # On a quiet machine the recovery takes a few seconds; running the broker a tenth of the time makes it
-    # outlast the failing roll below (10 attempts of 0.5 s) however fast the machine is.
+    # outlast the failing roll below (10 attempts of 0.5 s) however fast the machine is. The throttle starts
+    # once the agent reports the recovery (polled often, so little of it passes unthrottled): a throttled JVM
+    # start-up would take ten times as long and test nothing more.
+    wait_for(
+        lambda: observe(lambda s: s.in_recovery and s.remaining_logs),
+        180,
+        "the agent to report RECOVERY",
+        interval=0.05,
+    )
     with throttled(restarted_pid, share=RECOVERY_SHARE):
-        wait_for(lambda: observe(lambda s: s.in_recovery and s.remaining_logs), 180, "the agent to report RECOVERY")
-
         # A roll now waits, asks the agent, and never restarts the broker; it fails with Strimzi's message.
         quick = RollerSettings(operation_timeout=0.5, polling_interval=0.1, backoff_initial=0.005)
         roller = local_roller(cluster, quick, only=[node.node_id])

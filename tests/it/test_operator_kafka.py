@@ -31,7 +31,7 @@ from kubernetes.client.exceptions import ApiException
 
 from sparklink.clients.settings import client_config
 from sparklink.operator.model.resources import GROUP, PLURALS, VERSION
-from sparklink.platform import process
+from sparklink.platform import kafka_probes, process
 from tests.helpers import unique, wait_for
 from tests.it.operator_fixtures import Kube, OperatorProcess, conditions, is_ready, kafka_connect_body
 from tests.support.throttle import throttled
@@ -44,15 +44,20 @@ CLUSTER = "my-cluster"
 MANUAL = "strimzi.io/manual-rolling-update"
 # Strimzi's roller settings for the first operator; the one that replaces it gives up on an unready node after
 # 1 s (ten times, 5 ms back-off doubling), so a failing roll fits inside a broker's log recovery; a patient one
-# then completes the roll.
+# then completes the roll. The impatient one also passes over every resource each 5 s: it starts a killed
+# broker again at its next full reconcile (a kubelet would at once), which at 20 s was up to 20 s of waiting.
 STEADY = ["--kafka-heap", "256m", "--full-reconcile-interval", "20"]
-IMPATIENT = [*STEADY, "--kafka-operation-timeout", "1", "--kafka-roll-backoff", "0.005"]
+IMPATIENT = [
+    *("--kafka-heap", "256m", "--full-reconcile-interval", "5"),
+    *("--kafka-operation-timeout", "1", "--kafka-roll-backoff", "0.005"),
+]
 # Segments written since the last recovery checkpoint, which a broker killed uncleanly must recover, with the
 # broker run RECOVERY_SHARE of the time. Fewer segments at a smaller share recover as long while throttled and
 # cost less to write, to finish recovering and to load again at the later roll.
 RECOVERY_PARTITIONS = 600
 RECOVERY_ROUNDS = 8
 RECOVERY_SHARE = 0.1
+RECOVERY = 2  # the broker state of a broker loading its logs (kafka_probes.STATE_NAMES)
 
 
 @pytest.fixture(scope="module")
@@ -353,12 +358,21 @@ def test_a_broker_in_log_recovery_fails_the_roll_unrestarted_and_a_later_reconci
 
     # The operator starts the killed broker again (as a kubelet would), which then recovers its logs. That
     # takes seconds on a quiet machine: running the broker a tenth of the time makes the recovery outlast a
-    # reconcile and the failing roll (10 attempts of 1 s) however fast the machine is.
+    # reconcile and the failing roll (10 attempts of 1 s) however fast the machine is. The throttle starts
+    # once its agent reports the recovery (asked often, so little of it passes unthrottled): a throttled JVM
+    # start-up would take ten times as long and test nothing more.
     def restarted() -> int:
         pid = pids(operator)[1]
         return pid if pid not in (0, killed_pid) and process.alive(pid) else 0
 
     recovering_pid = wait_for(restarted, 120, "the operator to start broker 1 again", interval=0.05)
+    probe_port = nodes(operator)[1]["probe_port"]
+    wait_for(
+        lambda: kafka_probes.broker_state(probe_port) == RECOVERY,
+        120,
+        "broker 1 to start recovering its logs",
+        interval=0.05,
+    )
 
     def recovering(kafka: dict[str, Any]) -> bool:
         condition = not_ready(kafka)

@@ -201,9 +201,10 @@ def task_counts(worker: RunningWorker, connector: str) -> tuple[float, float]:
     return found.get(prefix + "poll_total", -1.0), found.get(prefix + "write_total", -1.0)
 
 
-def run_one_pass(worker: RunningWorker, name: str, config: dict[str, str]) -> tuple[float, float]:
+def run_one_pass(worker: RunningWorker, name: str, config: dict[str, str]) -> tuple[tuple[float, float], str]:
     """Create the connector, wait for its 300 records' offset, stop it; assert its batches were one job each.
-    Returns the task's (poll, write) totals before the stop (a stopped task's metrics are gone)."""
+    Returns the task's (poll, write) totals before the stop (a stopped task's metrics are gone) and
+    the kind of its run (DirectRun: Spark's Kafka sink writes the query; SourceRun: a batch function)."""
     response = httpx.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=60)
     assert response.status_code == 201, response.text
     wait_for(lambda: task_states(worker.url, name) == ["RUNNING"], 60, "the task RUNNING")
@@ -222,18 +223,20 @@ def run_one_pass(worker: RunningWorker, name: str, config: dict[str, str]) -> tu
     jobs = worker.spark.sparkContext.statusTracker().getJobIdsForGroup(str(query.runId))
     batches = len(query.recentProgress)
     assert len(jobs) <= batches + 1, f"{len(jobs)} Spark jobs for {batches} batches"
-    return counts
+    return counts, type(run).__name__
 
 
 def test_a_transformed_source_batch_is_one_job_that_yields_its_records_topics_and_offsets(
     kafka: KafkaCluster, worker_factory: WorkerFactory
 ) -> None:
-    """RegexRouter, InsertField and ReplaceField on a source: the write observes what leaves the chain
-    (how many records, which topics), so nothing runs the chain a second time to count or list them."""
+    """RegexRouter, InsertField and ReplaceField on a source: the chain keeps every record and routes by
+    topic alone, so it runs inside the task's query written by Spark's Kafka sink, and the routed topic,
+    known before any record, is the one recorded (KIP-558); nothing runs the chain a second time."""
     worker = worker_factory()
     topic = unique("chain")
     config = datagen(topic, **{"records.per.second": "100", "total.records": "300", "tasks.max": "1"}, **CHAIN)
-    counts = run_one_pass(worker, "chain", config)
+    counts, kind = run_one_pass(worker, "chain", config)
+    assert kind == "DirectRun"
 
     records = read_topic(kafka.bootstrap_servers, f"{topic}-routed", 300)
     values = [json.loads(r.value()) for r in records]
@@ -251,6 +254,35 @@ def test_records_a_filter_drops_are_polled_not_written_and_their_offsets_still_c
     topic = unique("dropped")
     dropping = {"transforms": "drop", "transforms.drop.type": "org.apache.kafka.connect.transforms.Filter"}
     config = datagen(topic, **{"records.per.second": "100", "total.records": "300", "tasks.max": "1"}, **dropping)
-    assert run_one_pass(worker, "dropped", config) == (300.0, 0.0)
+    # A chain that may drop records takes the batch path, whose write counts what leaves the chain.
+    assert run_one_pass(worker, "dropped", config) == ((300.0, 0.0), "SourceRun")
     assert httpx.get(f"{worker.url}/connectors/dropped/topics", timeout=10).json() == {"dropped": {"topics": []}}
     assert topic_size(kafka.bootstrap_servers, topic) == 0
+
+
+def test_a_chain_record_that_fails_in_the_direct_query_fails_the_task_naming_it(worker_factory: WorkerFactory) -> None:
+    """errors.tolerance=none inside a direct query: the first record a transform cannot convert fails
+    the task with Connect's message, naming the transform and the record; nothing is written."""
+    worker = worker_factory()
+    topic = unique("castfail")
+    cast = {
+        "transforms": "route,cast",
+        "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+        "transforms.route.regex": "(.*)",
+        "transforms.route.replacement": "$1-routed",
+        "transforms.cast.type": "org.apache.kafka.connect.transforms.Cast$Value",
+        "transforms.cast.spec": "payload:int32",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "false",
+    }
+    config = datagen(topic, **{"total.records": "50", "tasks.max": "1"}, **cast)
+    assert (
+        httpx.post(f"{worker.url}/connectors", json={"name": "castfail", "config": config}, timeout=60).status_code
+        == 201
+    )
+    wait_for(lambda: task_states(worker.url, "castfail") == ["FAILED"], 90, "the task to fail")
+    assert [type(r).__name__ for r in worker.worker.tasks.runs() if r.connector == "castfail"] == ["DirectRun"]
+    trace = status(worker.url, "castfail")["tasks"][0]["trace"]
+    assert "Tolerance exceeded in error handler" in trace and "Cast" in trace, trace
+    assert f"topic={topic}, partition=" in trace, trace
+    assert topic_size(worker.config.bootstrap_servers, f"{topic}-routed") == 0

@@ -48,6 +48,13 @@ class DirectSource(Protocol):
         between its batch ends, which are a minute or more apart."""
         return None
 
+    def transforms_in_query(self) -> bool:
+        """True when a chain of transforms may run inside this task's direct query, the stream holding
+        nothing but its records. A stream that also carries what its write path needs (MirrorSource's
+        headers for its producer interceptors) says False: a transform could alter or drop that, so
+        such a task takes the batch path whenever its records are transformed."""
+        return False
+
     def realtime_slots(self, ctx: TaskContext) -> int | None:
         """How many Spark tasks the stream would run at once in real-time mode (one per Kafka
         partition it reads), or None if its source cannot; asked before `stream`."""

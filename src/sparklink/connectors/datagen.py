@@ -119,6 +119,9 @@ class DatagenConnector(SourceConnector):
 
 
 class DatagenTask(SourceTask, DirectSource):
+    def transforms_in_query(self) -> bool:
+        return True  # its rows are the records, nothing more
+
     def stream(self, ctx: TaskContext) -> DataFrame:
         from pyspark.sql import functions as F
 

@@ -1,7 +1,8 @@
 """A source task's run written by Spark's Kafka sink itself, with no batch function. Caller: the registry,
 through factory.py.
 
-For a task that implements `DirectSource` and whose records pass through converters only: one query
+For a task that implements `DirectSource` and whose records pass through converters only, or through
+a chain that keeps every record and whose topics are known up front (`routed_topics`): one query
 from its source straight into Spark's Kafka sink, in micro-batches or in Spark's real-time mode when
 its source can, the task config asks for it and the worker has the Spark task slots. Its offsets
 come from its query's progress and its producer's acknowledgements (direct.ProgressOffsets); direct.py
@@ -25,8 +26,10 @@ from sparklink.worker.execution.run import CompiledRun
 from sparklink.worker.execution.running import query_name
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
+
+    from sparklink.worker.transforms.pipeline import Pipeline
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +42,9 @@ class DirectRun(CompiledRun):
     """The run's task, as a source Spark's Kafka sink writes directly."""
     slots: int = 0
     """Spark task slots this run holds for its real-time query (0: micro-batches)."""
+    routed: list[str] | None = None
+    """With transforms: the topics they send the task's records to (`routed_topics`), recorded as the
+    topics it writes (KIP-558) in place of the task's own."""
 
     def start(self) -> StreamingQuery:
         """Start a task written by Spark's Kafka sink: offsets from progress events."""
@@ -48,7 +54,7 @@ class DirectRun(CompiledRun):
         self.ctx.realtime = self.slots > 0
         try:
             stream = self.source.stream(self.ctx)
-            topics = self.source.topics(self.ctx)
+            topics = self.routed if self.routed is not None else self.source.topics(self.ctx)
             clients = services.clients
             asked = kafka_io.task_producer(self.source.producer_config(self.ctx), self.connector, self.task_id)
             producer = clients.checked(clients.producer(self.client_config, asked), self.client_name("producer"))
@@ -131,6 +137,37 @@ class DirectRun(CompiledRun):
     def _free_slots(self) -> None:
         self.services.slots.release(self.slots)
         self.slots = 0
+
+
+def routed_topics(pipeline: Pipeline, topics: list[str] | None, spark: SparkSession) -> list[str] | None:
+    """The topics a chain sends the records of `topics` to, when it keeps every record and routes by
+    topic alone; else None, and the task takes the batch path, which learns each batch's topics.
+
+    Each route is evaluated once with no input (`Pipeline.topic_route`): Spark resolves it only if it
+    reads nothing but the topic (RegexRouter, a TopicNameMatches predicate), never TimestampRouter's
+    timestamp or a predicate on the value. The cost is one small query per topic at the task's start."""
+    if not topics:
+        return None
+    routed: set[str] = set()
+    for topic in topics:
+        try:
+            route = pipeline.topic_route(topic)
+            if route is None:
+                return None
+            row = spark.sql(f"SELECT {route} AS topic").first()
+        except Exception as exc:  # whatever stops the route being known means the batch path
+            log.debug(
+                "task %s-%d: its route of %s is not known up front: %s",
+                pipeline.connector,
+                pipeline.task_id,
+                topic,
+                exc,
+            )
+            return None
+        if row is None or row[0] is None:
+            return None
+        routed.add(str(row[0]))
+    return sorted(routed)
 
 
 def _wait_for_batch_end(query: StreamingQuery, grace: float, poll: float = 0.02) -> bool:

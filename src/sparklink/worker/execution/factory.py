@@ -2,8 +2,9 @@
 
 The registry (tasks.py) asks for a run at every start and restart; what kind follows from the task
 alone: a Java task of plugin.path as a JvmSourceRun or JvmSinkRun (its converters and transforms run
-in the JVM), a sink as a SinkRun, a source Spark's Kafka sink can write as it is (`DirectSource`,
-converters only) as a DirectRun, any other source as a SourceRun.
+in the JVM), a sink as a SinkRun, a source Spark's Kafka sink can write as it is (`DirectSource`:
+converters only, or a chain that keeps every record and whose topics are known up front) as a
+DirectRun, any other source as a SourceRun.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from sparklink.api.connector import SinkTask, SourceTask, TaskContext
 from sparklink.api.direct import DirectSource
 from sparklink.api.task_config import TaskSettings, sink_group
 from sparklink.worker import connector_config as connector_keys
-from sparklink.worker.execution.direct_run import DirectRun
+from sparklink.worker.execution.direct_run import DirectRun, routed_topics
 from sparklink.worker.execution.jvm_run import J, JavaTaskSetup
 from sparklink.worker.execution.jvm_sink_run import JvmSinkRun
 from sparklink.worker.execution.jvm_source_run import JvmSourceRun
@@ -68,9 +69,13 @@ class RunFactory:
         if not isinstance(task, SourceTask):
             raise TypeError(f"{type(task).__name__} is neither a SourceTask nor a SinkTask")
         ctx.resume = services.offsets.get(connector)
-        if isinstance(task, DirectSource) and converts_only(pipeline):
-            ctx.direct = True
-            return DirectRun(*state, **args, pipeline=pipeline, source=task, direct=task)
+        if isinstance(task, DirectSource):
+            routed = None
+            if not converts_only(pipeline) and task.transforms_in_query():
+                routed = routed_topics(pipeline, task.topics(ctx), services.spark)
+            if converts_only(pipeline) or routed is not None:
+                ctx.direct = True
+                return DirectRun(*state, **args, pipeline=pipeline, source=task, direct=task, routed=routed)
         return SourceRun(*state, **args, pipeline=pipeline, source=task)
 
     def _java_setup(self, task: J, config: Mapping[str, str], side: Literal["source", "sink"]) -> JavaTaskSetup[J]:

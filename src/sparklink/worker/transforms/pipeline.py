@@ -133,15 +133,44 @@ class Pipeline:
                 op, rec = sql_step(frame, rec, step.alias, step.transform, self.side)
                 ops.append(op)
                 continue
-            step.transform.header_converter = self.header_converter
-            changed = step.transform.apply(rec)
-            if step.predicate is not None:
-                cond = step.predicate.test(rec)
-                changed = rec.choose(f"NOT ({cond})" if step.negate else cond, changed)
-            rec = changed
+            rec = self._apply(step, rec)
         finish, may_fail = self._finish(rec, batch, original)
         ops.append(finish)
         return ops, may_fail
+
+    def _apply(self, step: Step, rec: Rec) -> Rec:
+        """`rec` after one transform, where its predicate (if any) holds."""
+        step.transform.header_converter = self.header_converter
+        changed = step.transform.apply(rec)
+        if step.predicate is None:
+            return changed
+        cond = step.predicate.test(rec)
+        return rec.choose(f"NOT ({cond})" if step.negate else cond, changed)
+
+    def topic_route(self, topic: str) -> str | None:
+        """The SQL expression of the topic a record of `topic` leaves the transforms with, when the
+        chain keeps every record (nothing dropped; with errors.tolerance=none a failing record fails
+        the task rather than being skipped); None otherwise. Every field but the topic is an unknown
+        column, so an expression that resolves with no input depends on the topic alone: a caller
+        evaluating it learns the record's topic before any record exists (execution/factory.py)."""
+        if self.policy.tolerant or any(isinstance(step.transform, SqlTransform) for step in self.steps):
+            return None
+        unknown = Datum("`?binary`", "binary")
+        rec = Rec(
+            x.text(topic),
+            "`?partition`",
+            "`?offset`",
+            "`?timestamp`",
+            "`?headers`",
+            unknown,
+            unknown,
+            NO_ERROR,
+            "false",
+            self.side,
+        )
+        for step in self.steps:
+            rec = self._apply(step, rec)
+        return rec.topic if rec.drop == "false" else None
 
     def _start(self, batch: DataFrame) -> tuple[Rec, str]:
         """The record over the batch's own columns, and the expression of its original (for errors)."""

@@ -144,7 +144,9 @@ class Rec:
         """Per record: `other` where `cond` holds, else this record (a transform's predicate)."""
 
         def pick(new: str, old: str) -> str:
-            return x.when(cond, new, old)
+            # A field the transform left alone stays as it was: a constant `false` drop or NULL error
+            # must stay constant, or the chain would need an error barrier it cannot use.
+            return old if new == old else x.when(cond, new, old)
 
         def pick_datum(new: Datum, old: Datum) -> Datum:
             if new == old:  # untouched by the transform: keep its cheaper forms (JSON text, struct)

@@ -204,9 +204,7 @@ class MaskField(Transformation):
 
 def _field_type(schema: str, name: str) -> str:
     """The Connect type of the struct field named by SQL expression `name` in `schema`; NULL if absent."""
-    f = x.fresh("f")
-    found = f"try_element_at(filter({schemas.fields(schema)}, {f} -> {schemas.field_name(f)} = {name}), 1)"
-    return f"try_variant_get({found}, '$.type', 'string')"
+    return schemas.type_of(schemas.field_named(schema, name))
 
 
 MaskFieldKey, MaskFieldValue = key_and_value(MaskField)

@@ -244,7 +244,10 @@ def test_source_task_producer_batches_are_large_unless_the_connector_sets_batch_
     task = MirrorSourceTask()
     task.settings = MirrorSettings.parse(SOURCE_DEF, base)
     assert task.producer_config(ctx)["batch.size"] == str(DEFAULT_TARGET_BATCH_BYTES)
-    assert "linger.ms" not in task.producer_config(ctx)  # a trickle of records is sent at once
+    # A trickle of records is sent at once, whatever the worker's default linger (execution/clients.py).
+    assert task.producer_config(ctx)["linger.ms"] == "0"
+    task.settings = MirrorSettings.parse(SOURCE_DEF, {**base, "producer.linger.ms": "20"})
+    assert task.producer_config(ctx)["linger.ms"] == "20"  # the connector's word wins
     for key in ("producer.batch.size", "target.producer.batch.size"):
         task.settings = MirrorSettings.parse(SOURCE_DEF, {**base, key: "16384"})
         assert task.producer_config(ctx)["batch.size"] == "16384", key

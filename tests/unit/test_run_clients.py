@@ -38,6 +38,14 @@ def test_a_source_producer_is_connects_acks_all_then_the_workers_then_the_connec
     assert clients.producer(None) is clients.producer({})  # parsed once
 
 
+def test_a_source_producer_with_nothing_set_lingers_like_connects_4x_clients_in_64_kib_batches() -> None:
+    worker = {k: v for k, v in WORKER.items() if k != "producer.linger.ms"}
+    producer = RunClients(WorkerClients.from_worker(worker), check_timeout_s=1.0).producer(None)
+    assert dict(producer.client) == {"acks": "all", "linger.ms": "5", "batch.size": "65536"}
+    worker_set = run_clients(**{"producer.batch.size": "16384", "producer.linger.ms": "0"}).producer(None)
+    assert dict(worker_set.client) == {"acks": "all", "linger.ms": "0", "batch.size": "16384"}
+
+
 def test_a_task_writing_to_a_cluster_of_its_own_takes_only_its_own_settings() -> None:
     own = {"bootstrap.servers": "target:9093", "security.protocol": "SSL", "batch.size": "262144"}
     producer = run_clients().producer({"producer.override.linger.ms": "9"}, own)

@@ -63,8 +63,8 @@ _SPARK_PRODUCER_FORBIDDEN = {"key.serializer", "value.serializer"}
 # and the client's 16 KiB batches (15 records of 1 KiB) make the target broker handle a request for
 # every few records. Measured with bench.mirror (1M x 1 KiB records, 6 partitions, 2 tasks):
 # 16 KiB 42,979-46,748 records/s at ~22 CPU s per 1M; 64 KiB 74,461; 128 KiB 78,767; 256 KiB
-# 87,005-89,804 at 12.5-12.9 CPU s; 1 MiB 91,121. A batch is only filled while records wait (linger.ms stays 0),
-# so a trickle of records is not held back by it.
+# 87,005-89,804 at 12.5-12.9 CPU s; 1 MiB 91,121. A batch is only filled while records wait (linger.ms stays 0,
+# unless the connector sets it), so a trickle of records is not held back by it.
 DEFAULT_TARGET_BATCH_BYTES = 256 * 1024
 # Records per micro-batch unless `sparklink.max.records.per.batch` says otherwise: bounds a batch
 # (cached by the runtime while it is written) when a task starts far behind.
@@ -276,7 +276,8 @@ class MirrorSourceTask(SourceTask, DirectSource):
         return sorted(set(self.remote.values()))
 
     def producer_config(self, ctx: TaskContext) -> dict[str, str]:
-        producer = {"batch.size": str(DEFAULT_TARGET_BATCH_BYTES)}
+        # linger.ms 0 over the worker's 5 ms default (execution/clients.py): see DEFAULT_TARGET_BATCH_BYTES.
+        producer = {"batch.size": str(DEFAULT_TARGET_BATCH_BYTES), "linger.ms": "0"}
         producer.update(
             (k, v) for k, v in self.settings.target_producer().items() if k not in _SPARK_PRODUCER_FORBIDDEN
         )

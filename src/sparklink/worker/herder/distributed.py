@@ -160,6 +160,9 @@ class DistributedHerder(StandaloneHerder):
     def assigned(self, assignment: Assignment) -> None:
         self._wake.set()
 
+    def rejoin_needed(self) -> None:
+        self._wake.set()
+
     # ------------------------------------------------------------------ config listener (store lock held)
     def connector_changed(self, name: str, existed: bool, removed: bool) -> None:
         with self._pending_lock:

@@ -75,6 +75,11 @@ class GroupListener(Protocol):
         """A rebalance completed (called on the client's IO thread: take note, act elsewhere)."""
         ...
 
+    def rejoin_needed(self) -> None:
+        """The member must rejoin, e.g. its heartbeat heard that the group is rebalancing (called on the
+        client's IO thread): the caller of `ensure_active` should do so now, not at its next tick."""
+        ...
+
 
 @dataclass
 class LeaderState:
@@ -132,8 +137,8 @@ class RebalanceStats:
 
 class _Coordinator(BaseCoordinator):  # type: ignore[misc]
     def __init__(self, member: WorkerGroupMember, client: KafkaNetClient, **config: Any) -> None:
+        self._member = member  # before the base class's set-up, which may already ask for a rejoin
         super().__init__(client, **config)
-        self._member = member
 
     def protocol_type(self) -> str:
         return PROTOCOL_TYPE
@@ -143,6 +148,12 @@ class _Coordinator(BaseCoordinator):  # type: ignore[misc]
 
     def _perform_assignment(self, leader_id: str, protocol: str, members: list[Any]) -> dict[str, bytes]:
         return self._member.perform_assignment(leader_id, {m.member_id: m.metadata for m in members})
+
+    def request_rejoin(self) -> None:
+        super().request_rejoin()
+        # The heartbeat thread calls this when the coordinator says the group is rebalancing; every
+        # member's join is waited for, so each tick's wait before it rejoined delayed the whole group.
+        self._member.rejoin_requested()
 
     async def _on_join_prepare_async(self, generation: int, member_id: str, timeout_ms: int | None = None) -> None:
         self._member.rebalances.started()
@@ -205,6 +216,9 @@ class WorkerGroupMember:
 
     def request_rejoin(self) -> None:
         self._coordinator.request_rejoin()
+
+    def rejoin_requested(self) -> None:
+        self._listener.rejoin_needed()
 
     def needs_rejoin(self) -> bool:
         return bool(self._coordinator.need_rejoin())

@@ -70,10 +70,13 @@ class RunFactory:
             raise TypeError(f"{type(task).__name__} is neither a SourceTask nor a SinkTask")
         ctx.resume = services.offsets.get(connector)
         if isinstance(task, DirectSource):
-            routed = None
-            if not converts_only(pipeline) and task.transforms_in_query():
-                routed = routed_topics(pipeline, task.topics(ctx), services.spark)
-            if converts_only(pipeline) or routed is not None:
+            plain = converts_only(pipeline)
+            routed = (
+                None
+                if plain or not task.transforms_in_query()
+                else routed_topics(pipeline, task.topics(ctx), services.spark)
+            )
+            if plain or routed is not None:
                 ctx.direct = True
                 return DirectRun(*state, **args, pipeline=pipeline, source=task, direct=task, routed=routed)
         return SourceRun(*state, **args, pipeline=pipeline, source=task)

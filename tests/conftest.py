@@ -80,6 +80,9 @@ def worker_props(kafka: KafkaCluster, group: str, state_dir: Path, **overrides: 
         "task.trigger.interval.ms": 300,
         "sparklink.state.dir": str(state_dir),
         "plugin.path": str(TEST_PLUGIN_PATH),
+        # The warm-up trades seconds of a worker's start for its first tasks' speed: tests, which time
+        # nothing, skip it (test_warm_up.py and test_shutdown.py run it).
+        "sparklink.warm.up.enable": "false",
         **overrides,
     }
 

@@ -52,22 +52,32 @@ class WorkerProcess:
         return self.state_dir / "worker.log"
 
     def start(self, timeout: float = 300.0) -> WorkerProcess:
+        """Launch the worker and wait until it says it is healthy (started, its connectors running)."""
+        self.launch()
+
+        def healthy() -> bool:
+            return self.health() == 200
+
+        wait_for(healthy, timeout, "the worker process to become healthy", interval=0.5)
+        return self
+
+    def health(self) -> int | None:
+        """The status code of the worker's `GET /health` (503 while it starts), None while it does not answer."""
+        if not process.alive(self.pid):
+            raise AssertionError(f"worker exited during start-up:\n{process.tail(self.log)}")
+        try:
+            return httpx.get(f"{self.url}/health", timeout=2, **self.client).status_code
+        except httpx.HTTPError:
+            return None
+
+    def launch(self) -> WorkerProcess:
+        """Spawn the worker process without waiting for it."""
         self.state_dir.mkdir(parents=True, exist_ok=True)
         properties = self.state_dir / "worker.properties"
         properties.touch(mode=0o600)  # it may hold a password
         properties.write_text(javaproperties.dumps({k: str(v) for k, v in self.props.items()}, timestamp=False))
         cmd = [sys.executable, "-m", "sparklink.cli.main", "worker", str(properties), "--log-level", self.log_level]
         self.pid = process.spawn(cmd, self.log, env={**os.environ, **self.env} if self.env else None)
-
-        def healthy() -> bool:
-            if not process.alive(self.pid):
-                raise AssertionError(f"worker exited during start-up:\n{process.tail(self.log)}")
-            try:
-                return httpx.get(f"{self.url}/health", timeout=2, **self.client).status_code == 200
-            except httpx.HTTPError:
-                return False
-
-        wait_for(healthy, timeout, "the worker process to become healthy", interval=0.5)
         return self
 
     def children(self) -> list[int]:

@@ -47,18 +47,23 @@ class TwinWorker:
         self.connectors: dict[str, object] = {}
         self.tasks: set[tuple[str, int]] = set()
         self.failing_tasks: set[tuple[str, int]] = set()
+        self.calls: list[str] = []  # warm-up and connector starts, in order
 
     def start_connector(self, name: str, config: Mapping[str, str], context: ConnectorContext) -> None:
         instance = self.plugins.resolve(config[CONNECTOR_CLASS]).new_connector()
         instance.context = context
         instance.start(config)
         self.connectors[name] = instance
+        self.calls.append(f"start {name}")
 
     def stop_connector(self, name: str) -> None:
         self.connectors.pop(name, None)
 
     def is_running(self, name: str) -> bool:
         return name in self.connectors
+
+    def await_warm_up(self) -> None:
+        self.calls.append("warm-up")
 
     def connector_task_configs(self, name: str, max_tasks: int) -> list[dict[str, str]]:
         generated = self.connectors[name].task_configs(max_tasks)[:max_tasks]  # type: ignore[attr-defined]
@@ -232,6 +237,25 @@ def test_a_restarted_herder_brings_connectors_back_from_its_stores(herder: Stand
         assert states(again, "c") == (State.RUNNING, [State.RUNNING, State.RUNNING])
         assert states(again, "p") == (State.PAUSED, [])
         assert twin(again).tasks == {("c", 0), ("c", 1)}
+    finally:
+        again.stop()
+
+
+def test_a_starting_herder_waits_for_its_worker_to_warm_up_before_it_starts_connectors(
+    herder: StandaloneHerder,
+) -> None:
+    herder.create_connector("c", datagen(1))
+    stores = Stores(
+        ConfigStore(herder.configs.backend),
+        StatusStore(herder.statuses.backend),
+        OffsetStore(herder.offsets.backend),
+        herder.group_offsets,
+    )
+    plugins = Plugins()
+    again = StandaloneHerder(WorkerConfig(), stores, TwinWorker(plugins), plugins)
+    again.start()
+    try:
+        assert twin(again).calls == ["warm-up", "start c"]
     finally:
         again.stop()
 

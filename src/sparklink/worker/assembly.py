@@ -226,7 +226,7 @@ def start_worker(
             stop_grace_s=config.task_shutdown_graceful_timeout_ms / 1000,
             realtime_batch_ms=config.realtime_batch_ms,
             offset_flush_ms=config.offset_flush_interval_ms,
-            warm_up_topic=config.config_topic,
+            warm_up_topic=config.config_topic if config.warm_up_enable else None,
             files=files,
         )
         worker = Worker(plugins, runs)

@@ -29,7 +29,7 @@ from sparklink.api.connector import Task
 from sparklink.api.files import FileAccess
 from sparklink.clients.connect import WorkerClients
 from sparklink.worker import log_context
-from sparklink.worker.execution import contexts, kafka_io, outages, restarts
+from sparklink.worker.execution import contexts, kafka_io, outages, restarts, warm_up
 from sparklink.worker.execution.clients import RunClients
 from sparklink.worker.execution.direct import ProgressOffsets, RealtimeSlots
 from sparklink.worker.execution.factory import RunFactory
@@ -46,9 +46,6 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
-
-# How long closing waits for the Kafka reader's warm-up to end (its clients give up within ~15 s).
-WARM_UP_WAIT_S = 30.0
 
 
 class TaskRuns:
@@ -105,12 +102,10 @@ class TaskRuns:
         self._watchdog = Watchdog(self.runs, self._on_terminated, self._reshare, self.services.metadata)
         # Closing waits for it: a Spark job still being planned when the caller stops the JVM is
         # aborted there, and Spark logs that abort as an ERROR.
-        self._warm_up: threading.Thread | None = None
+        self._warm_up: warm_up.WarmUp | None = None
         kafka_io.warm_up_tls(spark, clients.worker)
         if warm_up_topic and _first_use(spark):
-            args = (spark, clients.worker, warm_up_topic)
-            self._warm_up = threading.Thread(target=kafka_io.warm_up, args=args, name="spark-warm-up", daemon=True)
-            self._warm_up.start()
+            self._warm_up = warm_up.WarmUp(spark, clients.worker, warm_up_topic, scratch, self.services.metadata)
 
     # ------------------------------------------------------------------ control
     def start_task(
@@ -193,6 +188,11 @@ class TaskRuns:
             run.stop()
             log.info("stopped task %s-%d", connector, task_id)
 
+    def await_warm_up(self) -> None:
+        """Return once the session's warm-up has ended (warm_up.py), or after `warm_up.WAIT_S` seconds."""
+        if self._warm_up is not None and not self._warm_up.wait():
+            log.warning("the Spark warm-up still runs after %.0fs; starting work anyway", warm_up.WAIT_S)
+
     def stop_all(self) -> None:
         with self._lock:
             keys = list(self._runs)
@@ -207,11 +207,8 @@ class TaskRuns:
         for waiting in waits:
             waiting.set()
         self._watchdog.close()
-        if self._warm_up is not None:
-            # Bounded by the warm-up's own client timeouts (kafka_io.warm_up).
-            self._warm_up.join(timeout=WARM_UP_WAIT_S)
-            if self._warm_up.is_alive():
-                log.warning("Spark's Kafka reader warm-up still runs after %.0fs; stopping anyway", WARM_UP_WAIT_S)
+        if self._warm_up is not None and not self._warm_up.wait():
+            log.warning("the Spark warm-up still runs after %.0fs; stopping anyway", warm_up.WAIT_S)
         self.stop_all()
         self.services.progress.close()
         try:

@@ -80,6 +80,9 @@ class Worker:
         self._connectors: dict[str, tuple[Connector, PluginDesc]] = {}
         self._lock = threading.Lock()
 
+    def await_warm_up(self) -> None:
+        self.tasks.await_warm_up()
+
     # ------------------------------------------------------------------ connectors
     def start_connector(self, name: str, config: Mapping[str, str], context: ConnectorContext) -> None:
         """Instantiate and start the connector; raises what its plugin raises."""

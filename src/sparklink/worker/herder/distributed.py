@@ -99,6 +99,8 @@ class DistributedHerder(StandaloneHerder):
         self.configs.start()
         self.statuses.start()
         self.offsets.start()
+        # Join once tasks start at full speed: until then, the tasks this worker will take run elsewhere.
+        self.worker.await_warm_up()
         # The worker's own clients (top-level settings), as Connect's WorkerGroupMember takes them.
         clients = worker_clients(self.config.kafka_client_properties)
         self.member = WorkerGroupMember(

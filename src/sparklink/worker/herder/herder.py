@@ -118,6 +118,7 @@ class StandaloneHerder:
         self.configs.start()
         self.statuses.start()
         self.offsets.start()
+        self.worker.await_warm_up()
         with self._lock:
             for name in self.configs.connectors():
                 self.configs.clear_restart_request(name)  # requests replayed from the log were handled

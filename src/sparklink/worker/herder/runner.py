@@ -26,6 +26,11 @@ class Counters(Protocol):
 
 
 class ConnectorRunner(Protocol):
+    def await_warm_up(self) -> None:
+        """Return once the worker can start tasks at full speed (bounded; a worker that cannot warm up
+        still starts)."""
+        ...
+
     def start_connector(self, name: str, config: Mapping[str, str], context: ConnectorContext) -> None:
         """Instantiate and start the connector; raises what its plugin raises."""
         ...

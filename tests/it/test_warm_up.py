@@ -1,0 +1,52 @@
+"""A worker's warm-up (execution/warm_up.py): it runs Spark's write path without sending a record, reads
+the config topic once it exists, and never fails the worker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sparklink.clients.settings import KafkaClientSettings
+from sparklink.platform.kafka import KafkaCluster
+from sparklink.worker.execution import kafka_io, warm_up
+from tests.helpers import create_topic, topic_size, unique
+
+
+def test_the_write_path_encodes_its_rows_and_sends_none(spark: Any, kafka: KafkaCluster, tmp_path: Path) -> None:
+    topic = unique("warm-write")
+    create_topic(kafka.bootstrap_servers, topic)
+    checkpoint = tmp_path / "warm-up"
+    encoded = warm_up.write_path(spark, KafkaClientSettings(kafka.bootstrap_servers), topic, checkpoint)
+    assert encoded == warm_up.WRITE_ROWS
+    assert topic_size(kafka.bootstrap_servers, topic) == 0
+    assert not checkpoint.exists()
+
+
+def test_the_reader_waits_for_the_config_topic_to_appear(
+    spark: Any, kafka: KafkaCluster, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """On a fresh cluster the config store creates the topic while the warm-up runs."""
+    topic = unique("warm-read")
+    clients = KafkaClientSettings(kafka.bootstrap_servers)
+    with caplog.at_level("INFO", logger="sparklink.worker.execution"):
+        warming = warm_up.WarmUp(spark, clients, topic, tmp_path, kafka_io.Metadata(clients))
+        create_topic(kafka.bootstrap_servers, topic)
+        assert warming.wait()
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(m.startswith(f"Spark's Kafka reader warmed up on {topic}") for m in messages), messages
+    assert any(m.startswith("the worker's Spark session is warmed up") for m in messages), messages
+
+
+def test_a_topic_that_never_appears_ends_the_warm_up_without_an_error(
+    spark: Any, kafka: KafkaCluster, tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(warm_up, "TOPIC_WAIT_S", 0.5)
+    topic = unique("warm-absent")
+    clients = KafkaClientSettings(kafka.bootstrap_servers)
+    with caplog.at_level("INFO", logger="sparklink.worker.execution"):
+        assert warm_up.WarmUp(spark, clients, topic, tmp_path, kafka_io.Metadata(clients)).wait()
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(f"topic {topic} did not appear" in m for m in messages), messages
+    assert not any(r.levelname in ("WARNING", "ERROR") for r in caplog.records), messages

@@ -221,9 +221,8 @@ def test_delete_removes_configs_and_statuses(herder: StandaloneHerder) -> None:
         herder.connector_status("c")
 
 
-def test_a_restarted_herder_brings_connectors_back_from_its_stores(herder: StandaloneHerder) -> None:
-    herder.create_connector("c", datagen())
-    herder.create_connector("p", datagen(1), TargetState.PAUSED)
+def restarted(herder: StandaloneHerder) -> StandaloneHerder:
+    """A second herder on the first one's stores, started (as a worker restarted on the same topics)."""
     stores = Stores(
         ConfigStore(herder.configs.backend),
         StatusStore(herder.statuses.backend),
@@ -233,6 +232,13 @@ def test_a_restarted_herder_brings_connectors_back_from_its_stores(herder: Stand
     plugins = Plugins()
     again = StandaloneHerder(WorkerConfig(), stores, TwinWorker(plugins), plugins)
     again.start()
+    return again
+
+
+def test_a_restarted_herder_brings_connectors_back_from_its_stores(herder: StandaloneHerder) -> None:
+    herder.create_connector("c", datagen())
+    herder.create_connector("p", datagen(1), TargetState.PAUSED)
+    again = restarted(herder)
     try:
         assert states(again, "c") == (State.RUNNING, [State.RUNNING, State.RUNNING])
         assert states(again, "p") == (State.PAUSED, [])
@@ -245,15 +251,7 @@ def test_a_starting_herder_waits_for_its_worker_to_warm_up_before_it_starts_conn
     herder: StandaloneHerder,
 ) -> None:
     herder.create_connector("c", datagen(1))
-    stores = Stores(
-        ConfigStore(herder.configs.backend),
-        StatusStore(herder.statuses.backend),
-        OffsetStore(herder.offsets.backend),
-        herder.group_offsets,
-    )
-    plugins = Plugins()
-    again = StandaloneHerder(WorkerConfig(), stores, TwinWorker(plugins), plugins)
-    again.start()
+    again = restarted(herder)
     try:
         assert twin(again).calls == ["warm-up", "start c"]
     finally:

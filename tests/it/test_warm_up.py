@@ -14,10 +14,12 @@ from sparklink.worker.execution import kafka_io, warm_up
 from tests.helpers import create_topic, topic_size, unique
 
 
-def test_the_write_path_encodes_its_rows_and_sends_none(spark: Any, kafka: KafkaCluster, tmp_path: Path) -> None:
+def test_the_write_path_encodes_its_rows_sends_none_and_begins_anew(spark: Any, kafka: KafkaCluster, tmp_path: Path) -> None:
     topic = unique("warm-write")
     create_topic(kafka.bootstrap_servers, topic)
     checkpoint = tmp_path / "warm-up"
+    (checkpoint / "offsets").mkdir(parents=True)  # left by a start killed during its warm-up
+    (checkpoint / "offsets" / "0").write_text("not an offset log entry")
     encoded = warm_up.write_path(spark, KafkaClientSettings(kafka.bootstrap_servers), topic, checkpoint)
     assert encoded == warm_up.WRITE_ROWS
     assert topic_size(kafka.bootstrap_servers, topic) == 0

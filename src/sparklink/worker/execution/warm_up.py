@@ -80,6 +80,7 @@ def write_path(spark: SparkSession, clients: KafkaClientSettings, topic: str, ch
     from pyspark.sql import functions as F
 
     began = time.monotonic()
+    shutil.rmtree(checkpoint, ignore_errors=True)  # a start killed during its warm-up left it: begin anew
     try:
         rows = (
             spark.readStream.format("rate-micro-batch")

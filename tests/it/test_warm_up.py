@@ -14,7 +14,9 @@ from sparklink.worker.execution import kafka_io, warm_up
 from tests.helpers import create_topic, topic_size, unique
 
 
-def test_the_write_path_encodes_its_rows_sends_none_and_begins_anew(spark: Any, kafka: KafkaCluster, tmp_path: Path) -> None:
+def test_the_write_path_encodes_its_rows_sends_none_and_begins_anew(
+    spark: Any, kafka: KafkaCluster, tmp_path: Path
+) -> None:
     topic = unique("warm-write")
     create_topic(kafka.bootstrap_servers, topic)
     checkpoint = tmp_path / "warm-up"

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sparklink.clients.settings import KafkaClientSettings
+from sparklink.platform import ports
 from sparklink.worker.execution import kafka_io
 
 if TYPE_CHECKING:
@@ -121,16 +122,13 @@ def write_path(spark: SparkSession, clients: KafkaClientSettings, topic: str, ch
     return read
 
 
-def _topic_exists(metadata: kafka_io.Metadata, topic: str, timeout: float, poll: float = 0.2) -> bool:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            if metadata.partitions([topic]):
-                return True
-        except Exception as exc:  # the brokers do not answer: nothing to read
-            log.info("Spark's Kafka reader is not warmed up: %s", exc)
-            return False
-        if time.monotonic() >= deadline:
-            log.info("Spark's Kafka reader is not warmed up: topic %s did not appear in %.0fs", topic, timeout)
-            return False
-        time.sleep(poll)
+def _topic_exists(metadata: kafka_io.Metadata, topic: str, timeout: float) -> bool:
+    try:
+        ports.wait_until(lambda: bool(metadata.partitions([topic])), timeout)
+    except TimeoutError:
+        log.info("Spark's Kafka reader is not warmed up: topic %s did not appear in %.0fs", topic, timeout)
+        return False
+    except Exception as exc:  # the brokers do not answer: nothing to read
+        log.info("Spark's Kafka reader is not warmed up: %s", exc)
+        return False
+    return True

@@ -1,5 +1,6 @@
 """What every sparklink-vs-Apache benchmark shares: the worker under test, one local broker for all
-systems measured in turn, the JSON report, CPU accounting by process tree, and a clean stop.
+systems measured in turn, the JSON report, CPU accounting by process tree, busy loops that load the
+machine, and a clean stop.
 
 Used by bench.rest_and_restart, bench.transforms, bench.idle, bench.sink, bench.scale and bench.cdc. Each names
 its systems, how to start one and what to measure on it; `run_systems` does the rest and keeps the workers' logs
@@ -13,6 +14,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -54,6 +56,22 @@ def running(start: Callable[[], System]) -> Iterator[System]:
             system.stop()
         finally:
             signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
+def cpu_load(processes: int) -> Iterator[list[int]]:
+    """`processes` busy loops, each wanting a whole core, for as long as the block runs: a loaded machine
+    on which both systems compete for the cores (no nice level, as another tenant's work would not have
+    one). Yields their pids; they are killed on the way out, however the block ends."""
+    spinners = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(processes)
+    ]
+    try:
+        yield [s.pid for s in spinners]
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
 
 
 def tree_processes(root: int) -> dict[int, tuple[str, float]]:

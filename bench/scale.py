@@ -25,7 +25,9 @@ paid once):
    its worker, as on a machine or pod failure), then time from the kill to
    `running_s`: GET /connectors/<c>/status on a survivor shows every task RUNNING, none on the dead
    worker; `flowing_s`: the first record (Kafka CreateTime) of each of the dead worker's tasks written
-   after the kill, i.e. its records flow again (the slowest task counts).
+   after the kill, i.e. its records flow again (the slowest task counts). With `--cpu-load N`, N
+   busy-loop processes (a core each) run from just before each kill until its tasks flow again: the
+   fail-over on a loaded machine, where the survivors compete for the cores.
 
 Both systems get the same group timing: `session.timeout.ms`, `heartbeat.interval.ms` and
 `scheduled.rebalance.max.delay.ms` (Connect waits that long for a dead worker to come back before it
@@ -60,7 +62,7 @@ from tests.support.connect_peer import ConnectPeer
 from tests.worker_process import WorkerProcess
 
 from bench import connect_datagen
-from bench.harness import System, console, run_systems, tree_cpu_s, tree_processes
+from bench.harness import System, console, cpu_load, run_systems, tree_cpu_s, tree_processes
 from bench.rest_and_restart import machine_facts, versions
 from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform import process
@@ -94,6 +96,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--spark-master", default="local[2]", help="spark.master of each sparklink worker")
     p.add_argument("--start-timeout", type=float, default=400.0, help="seconds for a worker to get healthy")
     p.add_argument("--move-timeout", type=float, default=300.0, help="seconds for tasks to move or spread")
+    p.add_argument(
+        "--cpu-load",
+        type=int,
+        default=0,
+        help="busy-loop processes (a core each) running through the kills: fail-over on a loaded machine",
+    )
     args = p.parse_args(argv)
     args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     unknown = set(args.systems) - set(SYSTEMS)
@@ -476,7 +484,8 @@ def bench_group(group: Group, bootstrap: str, args: argparse.Namespace) -> dict[
             else:
                 victim = next((m for m in group.members if m is not leader and m.worker_id in owners), leader)
                 role = "leader" if victim is leader else role
-            out["failovers"].append(failover(group, victim, role, bootstrap, topic, args))
+            with cpu_load(args.cpu_load):
+                out["failovers"].append(failover(group, victim, role, bootstrap, topic, args))
             time.sleep(args.settle)
     finally:
         ends.close()
@@ -500,9 +509,10 @@ def print_tables(results: dict[str, Any], args: argparse.Namespace) -> None:
                 f"{s['spread_s']:.1f}", f"{s['all_writing_s']:.1f}",
             )  # fmt: skip
     console.print(tp)
+    load = f"; {args.cpu_load} busy-loop process(es) during the kills" if args.cpu_load else ""
     fo = Table(
         title=f"kill -9 -> fail-over (s); session.timeout.ms={args.session_timeout_ms}, "
-        f"scheduled.rebalance.max.delay.ms={args.rebalance_delay_ms}"
+        f"scheduled.rebalance.max.delay.ms={args.rebalance_delay_ms}{load}"
     )
     for col in ("system", "workers", "killed", "its tasks", "tasks RUNNING elsewhere", "records flowing"):
         fo.add_column(col, justify="left" if col in ("system", "killed") else "right")
@@ -556,6 +566,7 @@ def main(argv: list[str] | None = None) -> int:
             "cpu": "user+system CPU of every live worker's process tree (sparklink's Spark JVMs included)",
             "running_s": "kill -> first GET status with every task RUNNING and none on the dead worker",
             "flowing_s": "kill -> CreateTime of the first post-kill record of the dead worker's slowest task",
+            "cpu_load": "busy-loop processes running from just before each kill until it is measured",
         },
     }
     plugin_jars = functools.cache(lambda: (connect_datagen.build_jar(work / "datagen-jar"),))

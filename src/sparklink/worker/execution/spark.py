@@ -14,7 +14,7 @@ byte-compiled package.
 The JDBC driver set (`jdbc`, for the JDBC connectors), the MirrorMaker interceptors (`interceptor`),
 the file sink's line writer (`lines`), our SQL functions (`sql`) and the Connect host's bridge
 (`connect-bridge`, for Java plugins), the last four compiled by the bootstrap, are added when the
-bootstrap has made them.
+bootstrap has made them. The JVM maps the bootstrap's class archive when one fits (class_archive.py).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sparklink.platform import artifacts
+from sparklink.worker.execution import class_archive
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -44,12 +45,42 @@ SQL_FUNCTIONS_JAR = "sparklink-sql.jar"
 
 
 def build_session(
-    master: str = "local[*]", app_name: str = "sparklink", conf: dict[str, str] | None = None
+    master: str = "local[*]",
+    app_name: str = "sparklink",
+    conf: dict[str, str] | None = None,
+    archive_at_exit: Path | None = None,
 ) -> SparkSession:
-    """Create (or return the process's existing) SparkSession with the Kafka connector on its classpath."""
-    # The Python workers must run the interpreter that runs the driver (the project's virtualenv).
+    """Create (or return the process's existing) SparkSession with the Kafka connector on its classpath.
+
+    Its JVM maps the bootstrap's class archive when there is one for these settings (class_archive.py);
+    with `archive_at_exit` it instead records the classes it loads into that file as it exits (training)."""
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
+    settings = session_settings(master, app_name, conf)
+    archive = (
+        class_archive.training_options(archive_at_exit) if archive_at_exit else class_archive.java_options(settings)
+    )
+    if archive:
+        settings["spark.driver.extraJavaOptions"] = f"{settings['spark.driver.extraJavaOptions']} {archive}"
+        if SparkContext._gateway is None:  # this call starts the JVM
+            log.info("the Spark JVM %s the class archive: %s", "records" if archive_at_exit else "maps", archive)
+    _launch_gateway_in_own_session(settings)
+    builder = SparkSession.builder
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("WARN")
+    register_functions(session)
+    return session
+
+
+def session_settings(
+    master: str = "local[*]", app_name: str = "sparklink", conf: dict[str, str] | None = None
+) -> dict[str, str]:
+    """The settings a worker's session starts with, `conf` last; the process environment Spark's launcher
+    reads is set up first (SPARK_HOME, the Python of the workers)."""
+    # The Python workers must run the interpreter that runs the driver (the project's virtualenv).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     # Everything sparklink runs is on loopback; this also silences Spark's hostname warning.
@@ -101,14 +132,7 @@ def build_session(
         **(conf or {}),
     }
     _use_local_file_system(settings)
-    _launch_gateway_in_own_session(settings)
-    builder = SparkSession.builder
-    for key, value in settings.items():
-        builder = builder.config(key, value)
-    session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("WARN")
-    register_functions(session)
-    return session
+    return settings
 
 
 CONNECT_HOST_SETS = ("connect", "connect-host")

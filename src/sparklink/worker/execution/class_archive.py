@@ -10,8 +10,8 @@ reads, parses and verifies each one. JDK 17 can record the classes a JVM loaded 
 machine, two runs each): 9.06 and 9.21 s without, 6.43 and 6.31 s with an archive trained here.
 
 The archive belongs to one JDK build and one class path: the file's name holds a hash of the `java`
-binary, the PySpark version, SPARK_HOME and the driver's class path settings, so a changed install looks for (and the
-bootstrap builds) another file. The JVM checks the archive again itself and, should it not match,
+binary, the PySpark version, SPARK_HOME and the driver's class path settings, so a changed install looks
+for (and the bootstrap builds) another file. The JVM checks the archive again itself and, should it not match,
 starts without it, as it would with none: the warning it would print is turned off, since nothing is
 wrong but speed. Training takes a JVM start, a short streaming query and the archive's dump at exit:
 about 23 s on 2 cores, once per machine and install.
@@ -29,10 +29,12 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sparklink.platform import artifacts
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 QUIET = "-Xlog:cds=off,cds+dynamic=off"
 """The JVM's archive messages, off: warnings about classes it cannot archive while dumping (Spark's
@@ -93,15 +95,11 @@ def _java() -> Path:
     return Path(found).resolve() if found else Path("java")
 
 
-def train(master: str = "local[2]") -> Path | None:
-    """Build the archive for the worker's session settings unless it exists; its path, or None when the JVM
-    could not make one (the worker then starts without, as before)."""
+def train(target: Path, master: str = "local[2]") -> bool:
+    """Train the archive into `target` (the file `archive_file` names for the worker's settings); False when
+    the JVM wrote none (workers then start without, as before)."""
     from sparklink.worker.execution import spark as spark_session
 
-    settings = spark_session.session_settings(master)
-    target = archive_file(settings)
-    if target.is_file():
-        return target
     target.parent.mkdir(parents=True, exist_ok=True)
     draft = Path(tempfile.mkdtemp(prefix="training-", dir=target.parent)) / target.name
     try:
@@ -109,20 +107,18 @@ def train(master: str = "local[2]") -> Path | None:
         _run_workload(session)
         spark_session.stop_session(session, timeout=300.0)  # the JVM writes the archive as it exits
         if not draft.is_file() or draft.stat().st_size == 0:
-            return None
+            return False
         draft.replace(target)  # whole or not at all: a JVM maps it only once it is complete
-        return target
+        return True
     finally:
         shutil.rmtree(draft.parent, ignore_errors=True)
 
 
-def _run_workload(session: object) -> None:
+def _run_workload(session: SparkSession) -> None:
     """What a worker's JVM does first, minus Kafka (no broker runs here): a streaming query's planning,
     codegen and micro-batch, rows encoded as JSON."""
-    from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
-    assert isinstance(session, SparkSession)
     checkpoint = tempfile.mkdtemp(prefix="sparklink-class-archive-")
     try:
         rows = session.readStream.format("rate-micro-batch").option("rowsPerBatch", "1000").load()
@@ -150,21 +146,21 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from sparklink.worker.execution import spark as spark_session
 
-        existing = archive_file(spark_session.session_settings())
-        if existing.is_file():
-            print(f"class archive for the Spark JVM up to date ({existing})")
+        target = archive_file(spark_session.session_settings())
+        if target.is_file():
+            print(f"class archive for the Spark JVM up to date ({target})")
             return 0
         print(
             "training the Spark JVM's class archive (once per JDK, PySpark and jars; about 25 s on 2 cores)", flush=True
         )
-        made = train()
+        made = train(target)
     except Exception as exc:  # an optimisation only: the bootstrap goes on without it
         print(f"no class archive for the Spark JVM (workers start without one): {exc}")
         return 0
-    if made is None:
-        print("no class archive for the Spark JVM: the JVM wrote none (workers start without one)")
+    if made:
+        print(f"class archive for the Spark JVM ready in {time.monotonic() - began:.0f}s ({target})")
     else:
-        print(f"class archive for the Spark JVM ready in {time.monotonic() - began:.0f}s ({made})")
+        print("no class archive for the Spark JVM: the JVM wrote none (workers start without one)")
     return 0
 
 

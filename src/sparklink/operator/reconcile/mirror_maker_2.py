@@ -76,8 +76,10 @@ def reconcile(deps: Deps, key: Key) -> ReconcileResult:
         warnings += connect_workers.ignored_warnings(
             tuple(f"{connector.name}: {opt}" for opt in connector.ignored_options)
         )
+    # An annotation about the whole resource (a half of the offsets pair) is found wrong by each of its
+    # connectors; the status says so once.
     status = KafkaMirrorMaker2Status(
-        conditions=[readiness, *warnings],
+        conditions=[readiness, *dict.fromkeys(warnings)],
         observed_generation=resource.generation,
         connectors=sorted((o.status for o in outcomes if o.status is not None), key=lambda s: str(s.get("name", ""))),
         auto_restart_statuses=sorted(

@@ -1,5 +1,6 @@
-"""A worker's warm-up (execution/warm_up.py): it runs Spark's write path without sending a record, reads
-the config topic once it exists, and never fails the worker."""
+"""A worker's warm-up (execution/warm_up.py): it runs Spark's write path through a task pipeline (the
+worker's converters and a transform) without sending a record, reads the config topic once it exists,
+and never fails the worker."""
 
 from __future__ import annotations
 
@@ -14,15 +15,28 @@ from sparklink.worker.execution import kafka_io, warm_up
 from tests.helpers import create_topic, topic_size, unique
 
 
-def test_the_write_path_encodes_its_rows_sends_none_and_begins_anew(
-    spark: Any, kafka: KafkaCluster, tmp_path: Path
+@pytest.mark.parametrize(
+    "converters",
+    [
+        {},
+        {
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter.schemas.enable": "false",
+        },
+    ],
+    ids=["default-converters", "worker-converters"],
+)
+def test_the_write_path_encodes_its_rows_through_a_task_pipeline_sends_none_and_begins_anew(
+    spark: Any, kafka: KafkaCluster, tmp_path: Path, converters: dict[str, str]
 ) -> None:
     topic = unique("warm-write")
     create_topic(kafka.bootstrap_servers, topic)
     checkpoint = tmp_path / "warm-up"
     (checkpoint / "offsets").mkdir(parents=True)  # left by a start killed during its warm-up
     (checkpoint / "offsets" / "0").write_text("not an offset log entry")
-    encoded = warm_up.write_path(spark, KafkaClientSettings(kafka.bootstrap_servers), topic, checkpoint)
+    clients = KafkaClientSettings(kafka.bootstrap_servers)
+    encoded = warm_up.write_path(spark, clients, topic, checkpoint, converters)
     assert encoded == warm_up.WRITE_ROWS
     assert topic_size(kafka.bootstrap_servers, topic) == 0
     assert not checkpoint.exists()

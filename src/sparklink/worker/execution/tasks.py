@@ -105,7 +105,9 @@ class TaskRuns:
         self._warm_up: warm_up.WarmUp | None = None
         kafka_io.warm_up_tls(spark, clients.worker)
         if warm_up_topic and _first_use(spark):
-            self._warm_up = warm_up.WarmUp(spark, clients.worker, warm_up_topic, scratch, self.services.metadata)
+            self._warm_up = warm_up.WarmUp(
+                spark, clients.worker, warm_up_topic, scratch, self.services.metadata, self.factory.converter_defaults
+            )
 
     # ------------------------------------------------------------------ control
     def start_task(

@@ -43,8 +43,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 WRITE_ROWS = 50_000
-"""Rows the warm-up query encodes as JSON, enough for the JVM to compile the encoding. The query's fixed
-cost dominates: 2.5-2.8 s with 50,000 rows and 2.5-2.6 s with 20,000, the reader's 0.9-1.0 s after it."""
+"""Rows the warm-up query encodes with the worker's converters, enough for the JVM to compile the encoding.
+The query's fixed cost dominates: 2.5-2.8 s with 50,000 rows and 2.5-2.6 s with 20,000 (measured when it
+encoded hand-written JSON), the reader's 0.9-1.0 s after it."""
 
 TOPIC_WAIT_S = 10.0
 """How long the reader's warm-up waits for the config topic, which the config store creates meanwhile on

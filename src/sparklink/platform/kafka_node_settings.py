@@ -11,6 +11,10 @@ from sparklink.platform.kafka_access import ClusterAccess
 from sparklink.platform.kafka_layout import ClusterLayout, Node
 
 STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+# Kafka's own default for the log cleaner's dedupe buffer; a node with less than 16 times this in heap gets
+# a sixteenth of its heap instead.
+DEDUPE_BUFFER_DEFAULT = 128 * 1024 * 1024
+_HEAP_UNITS = {"k": 1024, "m": 1024**2, "g": 1024**3}
 
 
 def node_settings(layout: ClusterLayout, node: Node) -> dict[str, str]:
@@ -74,7 +78,18 @@ def _defaults(layout: ClusterLayout, node: Node) -> dict[str, str]:
         "group.initial.rebalance.delay.ms": "0",
         "auto.create.topics.enable": "true",
         "log.segment.bytes": str(64 * 1024 * 1024),
+        "log.cleaner.dedupe.buffer.size": str(dedupe_buffer_size(node.heap or layout.heap)),
     }
+
+
+def dedupe_buffer_size(heap: str) -> int:
+    """The log cleaner's dedupe buffer for a node with this -Xmx. The cleaner allocates the whole buffer as
+    one array when the broker starts; Kafka's 128 MiB default in a 256 MiB heap is a humongous allocation
+    that G1 cannot always place, and the broker then dies at start-up with OutOfMemoryError."""
+    unit = _HEAP_UNITS.get(heap[-1:].lower())
+    if unit is None or not heap[:-1].isdigit():
+        return DEDUPE_BUFFER_DEFAULT
+    return min(DEDUPE_BUFFER_DEFAULT, int(heap[:-1]) * unit // 16)
 
 
 def _listener_settings(layout: ClusterLayout, node: Node) -> dict[str, str]:

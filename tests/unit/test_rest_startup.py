@@ -24,3 +24,23 @@ def test_writes_are_refused_until_the_worker_is_ready() -> None:
     assert created.status_code == 503 and paused.status_code == 503
     assert created.json()["error_code"] == 503 and "still starting up" in created.json()["message"]
     assert health.status_code == 503 and health.json()["status"] == "starting"
+
+
+def test_resolving_the_routes_before_serving_answers_nothing_and_changes_no_answer() -> None:
+    """The server resolves FastAPI's routes before its first request; what any request gets is the same
+    as without (the path it asks for is no route's)."""
+    from sparklink.worker.rest.app import RESOLVE_PATH, resolve_routes
+
+    async def calls(resolve: int) -> list[tuple[int, object]]:
+        app = create_app()
+        for _ in range(resolve):  # a second time finds nothing left to resolve, and still raises nothing
+            await resolve_routes(app)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://worker") as client:
+            answers = [await client.get(path) for path in ("/", "/health", "/connector-plugins", RESOLVE_PATH)]
+            answers.append(await client.post("/connectors", json={"name": "x", "config": {}}))
+        return [(a.status_code, a.json()) for a in answers]
+
+    resolved, plain = asyncio.run(calls(2)), asyncio.run(calls(0))
+    assert resolved == plain
+    assert resolved[3][0] == 404 and resolved[4][0] == 503

@@ -121,6 +121,7 @@ class RestServer:
             runner.run(self._serve())
 
     async def _serve(self) -> None:
+        await rest_app.resolve_routes(self.app)
         await asyncio.gather(
             *(server.serve(sockets=[sock]) for server, sock in zip(self._servers, self._sockets, strict=True))
         )

@@ -1,6 +1,6 @@
 """A worker's warm-up (execution/warm_up.py): it runs Spark's write path through a task pipeline (the
 worker's converters and a transform) without sending a record, reads the config topic once it exists,
-and never fails the worker."""
+and never fails the worker; and the Kafka sink input (columns, options) it shares with a task's query."""
 
 from __future__ import annotations
 
@@ -68,3 +68,16 @@ def test_a_topic_that_never_appears_ends_the_warm_up_without_an_error(
     messages = [r.getMessage() for r in caplog.records]
     assert any(f"topic {topic} did not appear" in m for m in messages), messages
     assert not any(r.levelname in ("WARNING", "ERROR") for r in caplog.records), messages
+
+
+def test_the_kafka_sink_gets_its_columns_in_order_and_headers_only_when_a_record_has_them(spark: Any) -> None:
+    """`kafka_io.sink_input`, which the warm-up, a task's query and a batch write share."""
+    framed = spark.sql(
+        "SELECT 'x' AS extra, 1 AS partition, array() AS headers, 'v' AS value, 'k' AS key, 't' AS topic, 2 AS seq"
+    )
+    rows, options = kafka_io.sink_input(framed)
+    assert rows.columns == ["topic", "key", "value", "headers", "partition"]
+    assert options == {"includeHeaders": "true"}
+    rows, options = kafka_io.sink_input(framed.drop("headers"), leave_out=("topic",))
+    assert rows.columns == ["key", "value", "partition"]
+    assert options == {}

@@ -84,17 +84,14 @@ class DirectRun(CompiledRun):
         """Start the stream into Spark's Kafka sink: micro-batches every trigger interval, or real-time
         batches of `task.realtime.batch.interval.ms`."""
         triggers = self.services.triggers
-        columns = [c for c in kafka_io.KAFKA_COLUMNS if c in stream.columns]
+        rows, options = kafka_io.sink_input(stream)
         writer = (
-            stream.select(*columns)
-            .writeStream.format("kafka")
+            rows.writeStream.format("kafka")
             .queryName(query_name(self.connector, self.task_id))
             .option("checkpointLocation", str(self.checkpoint))
         )
-        writer = writer.options(**producer.spark_options())
+        writer = writer.options(**producer.spark_options(), **options)
         kafka_io.warm_up_tls(self.ctx.spark, producer)
-        if "headers" in columns:
-            writer = writer.option("includeHeaders", "true")
         if self.ctx.realtime:
             # Real-time mode takes only the update output mode (a stateless query's rows are the same).
             writer = writer.outputMode("update").trigger(realTime=triggers.realtime_batch)  # type: ignore[call-overload]

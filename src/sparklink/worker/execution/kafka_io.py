@@ -94,11 +94,16 @@ def write_observed(
     return {**observation.get, **(output.get if output is not None else {})}
 
 
+def sink_input(frame: DataFrame, leave_out: tuple[str, ...] = ()) -> tuple[DataFrame, dict[str, str]]:
+    """The columns of `frame` that Spark's Kafka sink reads (those of KAFKA_COLUMNS it has, less
+    `leave_out`), and the sink options they need: `includeHeaders` when a `headers` column goes along."""
+    columns = [c for c in KAFKA_COLUMNS if c in frame.columns and c not in leave_out]
+    return frame.select(*columns), ({"includeHeaders": "true"} if "headers" in columns else {})
+
+
 def _writer(batch: DataFrame, producer: KafkaClientSettings) -> DataFrameWriter:
-    columns = [c for c in KAFKA_COLUMNS if c in batch.columns]
-    writer = batch.select(*columns).write.format("kafka").options(**producer.spark_options())
-    if "headers" in columns:
-        writer = writer.option("includeHeaders", "true")
+    rows, options = sink_input(batch)
+    writer = rows.write.format("kafka").options(**producer.spark_options(), **options)
     # Append is the only mode the V2 path takes (V1 treats it as the default, ErrorIfExists).
     return writer.mode("append")
 

@@ -133,14 +133,12 @@ def write_path(
         chain = _pipeline(_TRANSFORMS, converters)
         routed_topics(chain, [topic], spark)  # what a chain that routes costs a task's start
         records = chain.run(source).records.where(F.length("value") < 0)
-        columns = [c for c in kafka_io.KAFKA_COLUMNS if c in records.columns and c != "topic"]
+        rows, options = kafka_io.sink_input(records, leave_out=("topic",))
         query = (
-            records.select(*columns)
-            .writeStream.format("kafka")
+            rows.writeStream.format("kafka")
             .queryName("sparklink-warm-up")
-            .options(**clients.spark_options())
+            .options(**clients.spark_options(), **options)
             .option("topic", topic)
-            .option("includeHeaders", str("headers" in columns).lower())
             .option("checkpointLocation", str(checkpoint))
             .trigger(availableNow=True)
             .start()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import httpx
+import pytest
 
 from sparklink.worker.rest.app import create_app
 
@@ -44,3 +45,17 @@ def test_resolving_the_routes_before_serving_answers_nothing_and_changes_no_answ
     resolved, plain = asyncio.run(calls(2)), asyncio.run(calls(0))
     assert resolved == plain
     assert resolved[3][0] == 404 and resolved[4][0] == 503
+
+
+def test_a_failure_while_resolving_the_routes_is_logged_and_never_raised(caplog: pytest.LogCaptureFixture) -> None:
+    from sparklink.worker.rest.app import resolve_routes
+
+    app = create_app()
+
+    async def broken(_scope: object, _receive: object, _send: object) -> None:
+        raise RuntimeError("a router that changed under us")
+
+    app.router = broken  # type: ignore[assignment,method-assign]
+    with caplog.at_level("INFO", logger="sparklink.worker.rest.app"):
+        asyncio.run(resolve_routes(app))
+    assert any("a router that changed under us" in r.getMessage() for r in caplog.records)

@@ -112,7 +112,7 @@ def write_path(
     began = time.monotonic()
     shutil.rmtree(checkpoint, ignore_errors=True)  # a start killed during its warm-up left it: begin anew
     try:
-        rows = (
+        generated = (
             spark.readStream.format("rate-micro-batch")
             .option("rowsPerBatch", str(WRITE_ROWS))
             .option("numPartitions", "1")
@@ -125,7 +125,7 @@ def write_path(
             (F.col("value") % 2 == 0).alias("flag"),
             (F.col("value") / 3).alias("amount"),
         )
-        source = rows.select(
+        source = generated.select(
             F.lit(topic).alias("topic"), F.col("value").cast("string").alias("key"), value.alias("value")
         )
         plain = _pipeline({}, converters).run(source).records
@@ -133,9 +133,9 @@ def write_path(
         chain = _pipeline(_TRANSFORMS, converters)
         routed_topics(chain, [topic], spark)  # what a chain that routes costs a task's start
         records = chain.run(source).records.where(F.length("value") < 0)
-        rows, options = kafka_io.sink_input(records, leave_out=("topic",))
+        to_sink, options = kafka_io.sink_input(records, leave_out=("topic",))
         query = (
-            rows.writeStream.format("kafka")
+            to_sink.writeStream.format("kafka")
             .queryName("sparklink-warm-up")
             .options(**clients.spark_options(), **options)
             .option("topic", topic)

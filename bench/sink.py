@@ -1,15 +1,23 @@
 """Kafka -> file sink throughput: sparklink's FileStreamSink vs Apache Kafka Connect's, same data, one run.
 
     .venv/bin/python -m bench.sink [--records 200000] [--size 1024] [--partitions 2] [--tasks 1]
-                                   [--systems sparklink,apache]
+                                   [--values text|json] [--chain] [--systems sparklink,apache]
 
 One local Kafka broker (KRaft, from the Maven jars) serves both systems. Before either starts, the
-bench fills one topic with `--records` records of `--size` bytes (ASCII text, numbered) with
-confluent-kafka, so both read exactly the same data from the same log. Then, one system at a time
-(each its own process: `sparklink worker` with its Spark JVM, Apache Connect 4.3.1 distributed from
-the jars; see bench/rest_and_restart.py), a `FileStreamSinkConnector` with StringConverter keys and
-values (no parsing, each value is one line) reads the topic from the start into a file of its own,
-and the bench times it until the file holds every record:
+bench fills one topic with `--records` records of `--size` bytes with confluent-kafka, so both read
+exactly the same data from the same log. Then, one system at a time (each its own process: `sparklink
+worker` with its Spark JVM, Apache Connect 4.3.1 distributed from the jars; see
+bench/rest_and_restart.py), a `FileStreamSinkConnector` reads the topic from the start into a file of
+its own, and the bench times it until the file holds a line for every record:
+
+- `--values text` (the default): ASCII text, numbered; StringConverter keys and values, so each value
+  is one line and nothing is parsed;
+- `--values json`: each value a JSON object shaped as bench.transforms' records
+  (`{"task","seq","ts","payload"}`, the payload filling it to `--size` bytes), read with JsonConverter
+  (schemas.enable=false). The two systems render an object differently (Connect's file sink writes
+  Java's `toString()` of the map, sparklink's writes JSON), so their files differ in bytes, not lines;
+- `--chain` adds bench.transforms' three transforms (RegexRouter, InsertField, ReplaceField dropping
+  the payload): a sink with a converter and an SMT chain.
 
 - `total_s`: from POST /connectors to the last line written (includes the connector's start);
 - `stream_s`: from the first line seen to the last (the steady copy rate);
@@ -39,9 +47,11 @@ from rich.table import Table
 
 from bench.harness import System, console, run_systems, tree_cpu_s
 from bench.rest_and_restart import create_connector, machine_facts, start_apache, start_sparklink, versions
+from bench.transforms import CHAIN, JSON
 from sparklink.clients.settings import KafkaClientSettings
 
 SYSTEMS = ("sparklink", "apache")
+VALUES = ("text", "json")
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
 
@@ -53,6 +63,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--size", type=int, default=1024, help="bytes per record value")
     p.add_argument("--partitions", type=int, default=2, help="partitions of the topic")
     p.add_argument("--tasks", type=int, default=1, help="tasks.max of the sink connector")
+    p.add_argument("--values", choices=VALUES, default="text", help="text (StringConverter) or json (JsonConverter)")
+    p.add_argument("--chain", action="store_true", help="add bench.transforms' 3-transform chain to the sink")
     p.add_argument("--heap", default="512m", help="Apache Connect -Xmx")
     p.add_argument("--start-timeout", type=float, default=240.0, help="seconds for a worker to get healthy")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds for one system to write every record")
@@ -60,13 +72,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     if set(args.systems) - set(SYSTEMS) or not args.systems:
         p.error(f"--systems takes {', '.join(SYSTEMS)}; got {args.systems}")
-    if args.size < 16:
-        p.error("--size must be at least 16 (each value starts with its number)")
+    if args.size < (16 if args.values == "text" else 96):
+        p.error("--size must be at least 16 for text values (each starts with its number), 96 for json")
     return args
 
 
-def fill(bootstrap: str, topic: str, records: int, size: int, partitions: int) -> float:
-    """Write the records (value i: its number padded to `size` ASCII bytes); returns the seconds taken."""
+def fill(bootstrap: str, topic: str, records: int, size: int, partitions: int, values: str = "text") -> float:
+    """Write the records (value i: its number padded to `size` ASCII bytes, or a JSON object of about
+    `size` bytes holding it: `json_value`); returns the seconds taken."""
     create_topics_with(bootstrap, topic, partitions)
     producer = Producer(
         KafkaClientSettings(bootstrap).librdkafka(
@@ -76,7 +89,7 @@ def fill(bootstrap: str, topic: str, records: int, size: int, partitions: int) -
     began = time.perf_counter()
     pad = "x" * size
     for i in range(records):
-        value = f"{i:012d}-{pad}"[:size]
+        value = f"{i:012d}-{pad}"[:size] if values == "text" else json_value(i, size)
         while True:
             try:
                 producer.produce(topic, value=value.encode(), partition=i % partitions)
@@ -88,6 +101,12 @@ def fill(bootstrap: str, topic: str, records: int, size: int, partitions: int) -
     if producer.flush(120) != 0:
         raise RuntimeError(f"could not write {records} records to {topic}")
     return time.perf_counter() - began
+
+
+def json_value(seq: int, size: int) -> str:
+    """Record `seq` as bench.transforms' datagen writes it, its payload filling it to about `size` bytes."""
+    head = f'{{"task":0,"seq":{seq},"ts":"2026-01-01T00:00:00.000Z","payload":"'
+    return head + "x" * max(1, size - len(head) - 2) + '"}'
 
 
 def create_topics_with(bootstrap: str, topic: str, partitions: int) -> None:
@@ -105,18 +124,45 @@ def count_lines(path: Path) -> int:
         return sum(chunk.count(b"\n") for chunk in iter(functools.partial(handle.read, 1 << 22), b""))
 
 
-def bench_system(system: System, args: argparse.Namespace, bootstrap: str, topic: str, work: Path) -> dict[str, Any]:
-    out_file = work / f"{system.name}-sink.txt"
-    expected_bytes = args.records * (args.size + 1)  # ASCII values, one "\n" each
-    config = {
+class LineCounter:
+    """The complete lines of a growing file, counted from where the last call stopped (the file only
+    grows: both sinks append)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.position, self.lines = path, 0, 0
+
+    def count(self) -> int:
+        if not self.path.exists():
+            return 0
+        with self.path.open("rb") as handle:
+            handle.seek(self.position)
+            for chunk in iter(functools.partial(handle.read, 1 << 22), b""):
+                self.lines += chunk.count(b"\n")
+                self.position += len(chunk)
+        return self.lines
+
+
+def connector_config(args: argparse.Namespace, topic: str, out_file: Path) -> dict[str, str]:
+    values = {"value.converter": STRING_CONVERTER}
+    if args.values == "json":
+        values = {"value.converter": JSON, "value.converter.schemas.enable": "false"}
+    return {
         "connector.class": FILE_SINK,
         "file": str(out_file),
         "topics": topic,
         "tasks.max": str(args.tasks),
         "key.converter": STRING_CONVERTER,
-        "value.converter": STRING_CONVERTER,
+        **values,
+        **(CHAIN if args.chain else {}),
     }
-    console.print(f"[bold]{system.name}[/bold]: sinking {args.records:,} records of {args.size} B to a file")
+
+
+def bench_system(system: System, args: argparse.Namespace, bootstrap: str, topic: str, work: Path) -> dict[str, Any]:
+    out_file = work / f"{system.name}-sink.txt"
+    config = connector_config(args, topic, out_file)
+    written = LineCounter(out_file)
+    shape = f"{args.values}{' + 3 transforms' if args.chain else ''}"
+    console.print(f"[bold]{system.name}[/bold]: sinking {args.records:,} records of {args.size} B ({shape}) to a file")
     load_before = os.getloadavg()
     cpu0 = tree_cpu_s(system.pid)
     with httpx.Client(base_url=system.url, timeout=60.0) as client:
@@ -125,14 +171,14 @@ def bench_system(system: System, args: argparse.Namespace, bootstrap: str, topic
         first: float | None = None
         deadline = t0 + args.timeout
         while True:
-            size = out_file.stat().st_size if out_file.exists() else 0
+            lines = written.count()
             now = time.perf_counter()
-            if size and first is None:
+            if lines and first is None:
                 first = now
-            if size >= expected_bytes:
+            if lines >= args.records:
                 break
             if now > deadline:
-                raise TimeoutError(f"{system.name} wrote {size} of {expected_bytes} bytes in {args.timeout:.0f}s")
+                raise TimeoutError(f"{system.name} wrote {lines} of {args.records} lines in {args.timeout:.0f}s")
             time.sleep(0.05)
         total = now - t0
         cpu = tree_cpu_s(system.pid) - cpu0
@@ -157,7 +203,10 @@ def bench_system(system: System, args: argparse.Namespace, bootstrap: str, topic
 
 
 def print_table(results: dict[str, Any], args: argparse.Namespace) -> None:
-    table = Table(title=f"Kafka -> FileStreamSink, {args.records:,} x {args.size} B, {args.partitions} partitions")
+    shape = f"{args.values} values{', 3 transforms' if args.chain else ''}"
+    table = Table(
+        title=f"Kafka -> FileStreamSink, {args.records:,} x {args.size} B ({shape}), {args.partitions} partitions"
+    )
     cols = ("system", "records/s", "stream rec/s", "total s", "CPU s", "CPU s / 1M", "cores", "lines", "load 1m")
     for col in cols:
         table.add_column(col, justify="left" if col == "system" else "right")
@@ -200,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     @functools.cache
     def filled(bootstrap: str) -> str:
         console.print(f"filling {topic} with {args.records:,} records of {args.size} B ...")
-        report["fill_s"] = round(fill(bootstrap, topic, args.records, args.size, args.partitions), 1)
+        report["fill_s"] = round(fill(bootstrap, topic, args.records, args.size, args.partitions, args.values), 1)
         return topic
 
     def starter(name: str, bootstrap: str) -> Callable[[], System]:

@@ -1,9 +1,11 @@
 """A worker's warm-up (execution/warm_up.py): it runs Spark's write path through a task pipeline (the
-worker's converters and a transform) without sending a record, reads the config topic once it exists,
-and never fails the worker; and the Kafka sink input (columns, options) it shares with a task's query."""
+worker's converters and a transform) without sending a record, a sink's side of a pipeline (JSON values
+parsed, transformed and rendered) without writing anything, reads the config topic once it exists, and
+never fails the worker; and the Kafka sink input (columns, options) it shares with a task's query."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +44,17 @@ def test_the_write_path_encodes_its_rows_through_a_task_pipeline_sends_none_and_
     assert not checkpoint.exists()
 
 
+def test_the_sink_side_parses_transforms_and_renders_every_json_value(spark: Any) -> None:
+    rendered = [json.loads(row.value) for row in warm_up.sink_rows(spark, 3).collect()]
+    assert [(v["id"], v["name"], v["flag"], v["warmed"]) for v in rendered] == [
+        (0, "name-0", True, "up"),
+        (1, "name-1", False, "up"),
+        (2, "name-2", True, "up"),
+    ]
+    assert all(len(v["payload"]) == 960 for v in rendered)
+    assert warm_up.sink_path(spark) == warm_up.SINK_ROWS
+
+
 def test_the_reader_waits_for_the_config_topic_to_appear(
     spark: Any, kafka: KafkaCluster, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -54,6 +67,7 @@ def test_the_reader_waits_for_the_config_topic_to_appear(
         assert warming.wait()
     messages = [r.getMessage() for r in caplog.records]
     assert any(m.startswith(f"Spark's Kafka reader warmed up on {topic}") for m in messages), messages
+    assert any(m.startswith("a sink's converter path warmed up") for m in messages), messages
     assert any(m.startswith("the worker's Spark session is warmed up") for m in messages), messages
 
 

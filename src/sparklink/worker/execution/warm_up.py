@@ -18,6 +18,9 @@ first record comes 0.69-0.76 s after its POST rather than 0.85-0.99 s (one datag
 and a first chain that routes is built in 82 ms rather than 272 ms. The write path takes 2.1-2.4 s
 where its hand-written encoding took 0.8-1.1 s (three runs each, fresh session, no broker).
 
+A sink's side is warmed too (`sink_path`): JSON values parsed by JsonConverter, transformed and
+rendered back as text, which a fresh JVM otherwise runs interpreted for the first sink's first seconds.
+
 Best effort throughout: a step that fails is logged and the worker starts as it would have.
 """
 
@@ -36,9 +39,10 @@ from sparklink.platform import ports
 from sparklink.worker.execution import kafka_io
 from sparklink.worker.execution.direct_run import routed_topics
 from sparklink.worker.transforms.pipeline import Pipeline, compile_pipeline
+from sparklink.worker.transforms.record import Side
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +50,13 @@ WRITE_ROWS = 50_000
 """Rows the warm-up query encodes with the worker's converters, enough for the JVM to compile the encoding.
 The query's fixed cost dominates: 2.5-2.8 s with 50,000 rows and 2.5-2.6 s with 20,000 (measured when it
 encoded hand-written JSON), the reader's 0.9-1.0 s after it."""
+
+SINK_ROWS = 50_000
+"""JSON values the sink side's warm-up parses and renders. A fresh worker's first sink with JsonConverter
+and a chain (bench.sink --values json --chain, 200,000 x 1 KiB) wrote its first line 3.1 s after its POST
+and its last after 6.3 s; after this warm-up, 2.0 and 4.8-4.9 s (two runs), for 2.2-2.6 s more at the
+start. With 20,000 or 10,000 rows it took 1.8 and 1.7 s and the sink's last line came at 5.7 and 5.6 s:
+the warm-up's fixed cost is most of it, and the rows are what let the JIT compile the parser."""
 
 TOPIC_WAIT_S = 10.0
 """How long the reader's warm-up waits for the config topic, which the config store creates meanwhile on
@@ -83,6 +94,7 @@ class WarmUp:
     def _run(self) -> None:
         began = time.monotonic()
         write_path(self._spark, self._clients, self._topic, self._checkpoint, self._converters)
+        sink_path(self._spark)
         # The reader reads the config topic, which may not exist yet; Spark's reader would log its absence
         # as a warning and retry.
         if _topic_exists(self._metadata, self._topic, TOPIC_WAIT_S):
@@ -155,6 +167,58 @@ def write_path(
     return read
 
 
+def sink_path(spark: SparkSession) -> int:
+    """Run `SINK_ROWS` records through a sink task's side of a pipeline (`sink_rows`) into Spark's noop
+    writer, which computes every row and writes nothing. Returns the rows it converted (0 if it failed).
+
+    A sink's converter parses each value (JsonConverter: JSON text into a VARIANT) and a sink that
+    writes text renders it back; on a fresh JVM both ran interpreted, so the first sink paid seconds
+    for them (see SINK_ROWS). JsonConverter without schemas stands for any converter here: it is
+    Connect's usual one, and the converters a connector sets are not known at the worker's start."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    began = time.monotonic()
+    try:
+        observation = Observation("sparklink-sink-warm-up")
+        rows = sink_rows(spark, SINK_ROWS).observe(observation, F.count(F.lit(1)).alias("rows"))
+        rows.write.format("noop").mode("overwrite").save()
+        converted = int(observation.get["rows"])
+    except Exception as exc:  # an optimisation only: never fail a worker over it
+        log.info("a sink's converter path could not be warmed up (nothing else is affected): %s", exc)
+        return 0
+    log.info("a sink's converter path warmed up in %.2fs (%d JSON values)", time.monotonic() - began, converted)
+    return converted
+
+
+def sink_rows(spark: SparkSession, rows: int) -> DataFrame:
+    """`rows` records shaped as Spark's Kafka source reads them, each value a JSON object of about 1 KiB,
+    through a sink pipeline (JsonConverter without schemas and the warm-up's chain), each value then
+    rendered as text as the file sink renders it."""
+    from pyspark.sql import functions as F
+
+    batch = spark.range(rows, numPartitions=1).selectExpr(
+        "CAST(CAST(id AS STRING) AS BINARY) AS key",
+        "CAST(to_json(named_struct('id', id, 'name', concat('name-', id), 'flag', id % 2 = 0, "
+        "'payload', repeat('x', 960))) AS BINARY) AS value",
+        "'sparklink-warm-up' AS topic",
+        "0 AS partition",
+        "id AS offset",
+        "current_timestamp() AS timestamp",
+        "0 AS timestampType",
+        "CAST(array() AS ARRAY<STRUCT<key: STRING, value: BINARY>>) AS headers",
+    )
+    records = _pipeline(_TRANSFORMS, _SINK_CONVERTERS, "sink").run(batch).records
+    return records.select(F.col("value").cast("string").alias("value"))
+
+
+_SINK_CONVERTERS = {
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "value.converter.schemas.enable": "false",
+}
+
+
 _TRANSFORMS = {
     "transforms": "route,insert",
     "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
@@ -169,8 +233,8 @@ markers), which a converter-only pipeline does not; one that keeps every record 
 its routes evaluated once at a task's start (direct_run.routed_topics)."""
 
 
-def _pipeline(transforms: Mapping[str, str], converters: Mapping[str, str] | None) -> Pipeline:
-    return compile_pipeline(transforms, converters, "source", "sparklink-warm-up", 0)
+def _pipeline(transforms: Mapping[str, str], converters: Mapping[str, str] | None, side: Side = "source") -> Pipeline:
+    return compile_pipeline(transforms, converters, side, "sparklink-warm-up", 0)
 
 
 def _topic_exists(metadata: kafka_io.Metadata, topic: str, timeout: float) -> bool:

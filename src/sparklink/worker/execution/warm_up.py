@@ -52,11 +52,12 @@ The query's fixed cost dominates: 2.5-2.8 s with 50,000 rows and 2.5-2.6 s with 
 encoded hand-written JSON), the reader's 0.9-1.0 s after it."""
 
 SINK_ROWS = 50_000
-"""JSON values the sink side's warm-up parses and renders. A fresh worker's first sink with JsonConverter
-and a chain (bench.sink --values json --chain, 200,000 x 1 KiB) wrote its first line 3.1 s after its POST
-and its last after 6.3 s; after this warm-up, 2.0 and 4.8-4.9 s (two runs), for 2.2-2.6 s more at the
-start. With 20,000 or 10,000 rows it took 1.8 and 1.7 s and the sink's last line came at 5.7 and 5.6 s:
-the warm-up's fixed cost is most of it, and the rows are what let the JIT compile the parser."""
+"""JSON values the sink side's warm-up parses and renders. A fresh worker's first FileStreamSink with
+JsonConverter and three transforms, over bench.sink's 200,000 JSON values of 1 KiB (/work/dbg/
+sink_probe13.py, an in-process worker), wrote its first line 3.1 s after its POST and its last after
+6.3 s; after this warm-up, 2.0 and 4.8-4.9 s (two runs), for 2.2-2.6 s more at the start. With 20,000
+or 10,000 rows the warm-up took 1.8 and 1.7 s and the last line came at 5.7 and 5.6 s: the fixed cost
+is most of the warm-up, and the rows are what let the JIT compile the parser."""
 
 TOPIC_WAIT_S = 10.0
 """How long the reader's warm-up waits for the config topic, which the config store creates meanwhile on
@@ -173,8 +174,9 @@ def sink_path(spark: SparkSession) -> int:
 
     A sink's converter parses each value (JsonConverter: JSON text into a VARIANT) and a sink that
     writes text renders it back; on a fresh JVM both ran interpreted, so the first sink paid seconds
-    for them (see SINK_ROWS). JsonConverter without schemas stands for any converter here: it is
-    Connect's usual one, and the converters a connector sets are not known at the worker's start."""
+    for them (see SINK_ROWS). The converter warmed is JsonConverter without schemas, Connect's usual
+    one: the converters a connector sets are not known at the worker's start, and a StringConverter or
+    ByteArrayConverter sink has no parsing to warm."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 

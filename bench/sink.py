@@ -19,6 +19,8 @@ its own, and the bench times it until the file holds a line for every record:
 - `--chain` adds bench.transforms' three transforms (RegexRouter, InsertField, ReplaceField dropping
   the payload): a sink with a converter and an SMT chain.
 
+It reports, per system:
+
 - `total_s`: from POST /connectors to the last line written (includes the connector's start);
 - `stream_s`: from the first line seen to the last (the steady copy rate);
 - CPU seconds of the worker's process tree (sparklink's Python worker and Spark JVM; Apache's JVM)

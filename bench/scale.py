@@ -21,8 +21,9 @@ paid once):
    schedule after a stall, so a window can show more than `--rate` after a rebalance, and less when
    the machine cannot keep up;
 2. for each size N >= 2, descending: kill -9 a worker that owns tasks (the first crash a non-leader,
-   the second the leader, found with Connect's `forward=false` probe; sparklink's Spark JVM dies with
-   its worker, as on a machine or pod failure), then time from the kill to
+   the second the leader, found with Connect's `forward=false` probe, whose config change makes the
+   group rebalance: the kill waits two heartbeat intervals and a second for that rebalance to end;
+   sparklink's Spark JVM dies with its worker, as on a machine or pod failure), then time from the kill to
    `running_s`: GET /connectors/<c>/status on a survivor shows every task RUNNING, none on the dead
    worker; `flowing_s`: the first record (Kafka CreateTime) of each of the dead worker's tasks written
    after the kill, i.e. its records flow again (the slowest task counts). With `--cpu-load N`, N
@@ -478,6 +479,11 @@ def bench_group(group: Group, bootstrap: str, args: argparse.Namespace) -> dict[
             leader = find_leader(group, topic, group.name, args)
             # The probe was a config change: wait until the tasks are all RUNNING again first.
             where = wait_placement(group.members[0].url, args.tasks, lambda w: True, args.move_timeout, "RUNNING")
+            # It also made the group rebalance, which its other members join on their next heartbeat. A kill
+            # inside that rebalance leaves the dead worker at the head of a generation that formed after
+            # it died, and the coordinator waits a session timeout from then: seen on both systems
+            # (0.5-1.2 s more in one kill). Wait until every member has heartbeated twice since.
+            time.sleep(2 * args.heartbeat_ms / 1000 + 1)
             owners = set(where.values())
             if role == "leader":
                 victim = leader

@@ -68,3 +68,40 @@ def test_a_session_without_the_functions_cannot_run_converter_expressions(spark:
 
     with pytest.raises(AnalysisException, match=exprs.UTF8_TEXT):
         _decoded(spark.newSession())
+
+
+# For the UTF-8 check: the values above, plus a bad byte after whole eight-byte words (the check's
+# last, byte-wise stretch), a code point past U+10FFFF and a valid four-byte character.
+_CHECKED = [*_VALUES, b"sixteen bytes ok\xff", b"past max \xf4\x90\x80\x80", "emoji 🚀 ok".encode()]
+
+
+def _checked(session: Any) -> list[str | None]:
+    frame = session.createDataFrame([(i, v) for i, v in enumerate(_CHECKED)], "i int, b binary")
+    rows = frame.selectExpr("i", f"{exprs.utf8_or_null('b')} AS text").orderBy("i").collect()
+    return [row["text"] for row in rows]
+
+
+def _strict(value: bytes | None) -> str | None:
+    """The text of valid UTF-8, else None (what a JSON parser is then told: malformed)."""
+    try:
+        return None if value is None else value.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def test_utf8_or_null_from_the_jar_keeps_valid_utf8_and_refuses_the_rest(spark: Any) -> None:
+    session = spark.newSession()
+    register_functions(session)
+    described = [row[0] for row in session.sql(f"DESCRIBE FUNCTION EXTENDED {exprs.UTF8_OR_NULL}").collect()]
+    assert not any(line.startswith("Body:") for line in described), described  # a JVM function, not SQL
+    expected = [_strict(v) for v in _CHECKED]
+    assert expected.count(None) == 7  # the null, the four invalid values above and the two new ones
+    assert _checked(session) == expected
+
+
+def test_utf8_or_null_in_sql_alone_gives_the_same_answers(spark: Any) -> None:
+    session = spark.newSession()
+    session.sql(exprs.UTF8_OR_NULL_IN_SQL)
+    described = [row[0] for row in session.sql(f"DESCRIBE FUNCTION EXTENDED {exprs.UTF8_OR_NULL}").collect()]
+    assert any(line.startswith("Body:") for line in described), described
+    assert _checked(session) == [_strict(v) for v in _CHECKED]

@@ -161,16 +161,22 @@ def register_functions(spark: SparkSession) -> None:
 
     Functions are per session (a `newSession()` has none), so each worker's task runner calls this on
     the session it is given. Java's where the session loaded our jar, else their Spark SQL equivalents."""
-    from pyspark.sql.types import StringType
+    from pyspark.sql.types import BinaryType, StringType
 
     from sparklink.worker.transforms import exprs
 
-    if spark.catalog.functionExists(exprs.UTF8_TEXT):
-        return  # defined already (Spark warns on each redefinition)
-    if SQL_FUNCTIONS_JAR in (spark.conf.get("spark.jars", "") or ""):
-        spark.udf.registerJavaFunction(exprs.UTF8_TEXT, "io.sparklink.spark.Utf8Text", StringType())
-    else:
-        spark.sql(exprs.UTF8_TEXT_IN_SQL)
+    functions = [
+        (exprs.UTF8_TEXT, "io.sparklink.spark.Utf8Text", StringType(), exprs.UTF8_TEXT_IN_SQL),
+        (exprs.UTF8_OR_NULL, "io.sparklink.spark.Utf8OrNull", BinaryType(), exprs.UTF8_OR_NULL_IN_SQL),
+    ]
+    in_jar = SQL_FUNCTIONS_JAR in (spark.conf.get("spark.jars", "") or "")
+    for name, java_class, returns, in_sql in functions:
+        if spark.catalog.functionExists(name):
+            continue  # defined already (Spark warns on each redefinition)
+        if in_jar:
+            spark.udf.registerJavaFunction(name, java_class, returns)
+        else:
+            spark.sql(in_sql)
 
 
 def spark_dirs(spark: SparkSession) -> list[str]:

@@ -73,9 +73,20 @@ def utf8_text(raw: str) -> str:
     return f"{UTF8_TEXT}(CAST({raw} AS BINARY))"
 
 
+UTF8_OR_NULL = "sparklink_utf8_or_null"
+"""The SQL function `utf8_or_null` calls, registered as `UTF8_TEXT` is: Java's check from our jar
+(jvm/sql/Utf8OrNull.java), ASCII eight bytes at a time, else `UTF8_OR_NULL_IN_SQL`."""
+
+UTF8_OR_NULL_IN_SQL = (
+    f"CREATE OR REPLACE TEMPORARY FUNCTION {UTF8_OR_NULL}(bytes BINARY) RETURNS BINARY"
+    " RETURN CASE WHEN is_valid_utf8(CAST(bytes AS STRING)) THEN bytes END"
+)
+"""The same function in Spark SQL alone: the same answers, checked byte by byte."""
+
+
 def utf8_or_null(raw: str) -> str:
     """Bytes as UTF-8 text, or NULL where they are not valid UTF-8 (for a parser to report)."""
-    return f"try_validate_utf8(CAST({raw} AS STRING))"
+    return f"CAST({UTF8_OR_NULL}(CAST({raw} AS BINARY)) AS STRING)"
 
 
 def variant_of(value: Any) -> str:

@@ -201,7 +201,8 @@ def sink_rows(spark: SparkSession, rows: int) -> DataFrame:
 
     batch = spark.range(rows, numPartitions=1).selectExpr(
         "CAST(CAST(id AS STRING) AS BINARY) AS key",
-        f"CAST(to_json({_JSON_OBJECT}, map('ignoreNullFields', 'false')) AS BINARY) AS value",
+        "CAST(to_json(named_struct('id', id, 'name', concat('name-', id), 'flag', id % 2 = 0, "
+        "'payload', repeat('x', 960))) AS BINARY) AS value",
         "'sparklink-warm-up' AS topic",
         "0 AS partition",
         "id AS offset",
@@ -212,18 +213,6 @@ def sink_rows(spark: SparkSession, rows: int) -> DataFrame:
     records = _pipeline(_TRANSFORMS, _SINK_CONVERTERS, "sink").run(batch).records
     return records.select(F.col("value").cast("string").alias("value"))
 
-
-_JSON_OBJECT = (
-    "named_struct('id', id, 'tiny', id % 100, 'small', id % 30000, 'int', id * 1000, 'negative', -id,"
-    " 'ratio', id / 7.0D, 'price', CAST(id % 1000 AS DECIMAL(10, 2)) / 3, 'flag', id % 2 = 0,"
-    " 'missing', CAST(NULL AS STRING), 'name', concat('name-', id), 'quoted', concat('a \"line\"\n', id),"
-    " 'tags', array('a', concat('b', id % 7)), 'inner', named_struct('x', id % 10, 'y', 'z'),"
-    " 'payload', repeat('x', 700))"
-)
-"""A warm-up value: about 1 KiB of JSON with the kinds of field a sink meets (integers of each width, a
-double, a decimal, a boolean, a null, strings with escapes, an array, a nested object). Values of one
-shape let the JIT compile the parser and renderer for that shape only: a first sink whose values held
-other kinds hit code compiled without them, which the JVM then threw away and compiled again."""
 
 _SINK_CONVERTERS = {
     "key.converter": "org.apache.kafka.connect.storage.StringConverter",

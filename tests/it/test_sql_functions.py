@@ -70,38 +70,58 @@ def test_a_session_without_the_functions_cannot_run_converter_expressions(spark:
         _decoded(spark.newSession())
 
 
-# For the UTF-8 check: the values above, plus a bad byte after whole eight-byte words (the check's
-# last, byte-wise stretch), a code point past U+10FFFF and a valid four-byte character.
-_CHECKED = [*_VALUES, b"sixteen bytes ok\xff", b"past max \xf4\x90\x80\x80", "emoji 🚀 ok".encode()]
+# JSON for the parse: values of each kind, then what is refused (a duplicate key, bad JSON, nothing at
+# all, and valid JSON around bytes that are not UTF-8: a lone byte, an encoded surrogate, an overlong
+# form, a code point past U+10FFFF, a cut character), and a null.
+_JSON = [
+    b'{"a":1,"b":[1,2.5,"x"],"c":{"d":null}}',
+    b'"text"',
+    b"12345678901234567890123",
+    b"1.5e300",
+    b"3.14159",
+    b"[]",
+    b"null",
+    b'{"k":"line\\n\\u00e9"}',
+    '{"u":"é🚀 and more than eight bytes"}'.encode(),
+    b'{"a":1,"a":2}',
+    b"{bad",
+    b"",
+    b'{"a":"\xff"}',
+    b'{"a":"\xed\xa0\x80"}',
+    b'{"a":"\xc0\xaf"}',
+    b'{"a":"\xf4\x90\x80\x80"}',
+    b'{"a":"cut \xc3"}',
+    None,
+]
 
 
-def _checked(session: Any) -> list[str | None]:
-    frame = session.createDataFrame([(i, v) for i, v in enumerate(_CHECKED)], "i int, b binary")
-    rows = frame.selectExpr("i", f"{exprs.utf8_or_null('b')} AS text").orderBy("i").collect()
-    return [row["text"] for row in rows]
+def _parsed(session: Any) -> list[tuple[bool, str | None, str | None]]:
+    """Per value: whether the VARIANT is SQL NULL, its JSON text and its type."""
+    frame = session.createDataFrame([(i, v) for i, v in enumerate(_JSON)], "i int, b binary")
+    parsed = exprs.json_variant("b")
+    rows = frame.selectExpr(
+        "i", f"{parsed} IS NULL AS missing", f"CAST({parsed} AS STRING) AS text", f"schema_of_variant({parsed}) AS kind"
+    )
+    return [(row["missing"], row["text"], row["kind"]) for row in rows.orderBy("i").collect()]
 
 
-def _strict(value: bytes | None) -> str | None:
-    """The text of valid UTF-8, else None (what a JSON parser is then told: malformed)."""
-    try:
-        return None if value is None else value.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
-def test_utf8_or_null_from_the_jar_keeps_valid_utf8_and_refuses_the_rest(spark: Any) -> None:
-    session = spark.newSession()
-    register_functions(session)
-    described = [row[0] for row in session.sql(f"DESCRIBE FUNCTION EXTENDED {exprs.UTF8_OR_NULL}").collect()]
+def test_json_variant_from_the_jar_parses_as_spark_sql_does(spark: Any) -> None:
+    jar = spark.newSession()
+    register_functions(jar)
+    described = [row[0] for row in jar.sql(f"DESCRIBE FUNCTION EXTENDED {exprs.JSON_VARIANT}").collect()]
     assert not any(line.startswith("Body:") for line in described), described  # a JVM function, not SQL
-    expected = [_strict(v) for v in _CHECKED]
-    assert expected.count(None) == 7  # the null, the four invalid values above and the two new ones
-    assert _checked(session) == expected
-
-
-def test_utf8_or_null_in_sql_alone_gives_the_same_answers(spark: Any) -> None:
-    session = spark.newSession()
-    session.sql(exprs.UTF8_OR_NULL_IN_SQL)
-    described = [row[0] for row in session.sql(f"DESCRIBE FUNCTION EXTENDED {exprs.UTF8_OR_NULL}").collect()]
+    in_sql = spark.newSession()
+    in_sql.sql(exprs.JSON_VARIANT_IN_SQL)
+    described = [row[0] for row in in_sql.sql(f"DESCRIBE FUNCTION EXTENDED {exprs.JSON_VARIANT}").collect()]
     assert any(line.startswith("Body:") for line in described), described
-    assert _checked(session) == [_strict(v) for v in _CHECKED]
+
+    parsed = _parsed(jar)
+    assert parsed == _parsed(in_sql)
+    assert [i for i, (missing, _, _) in enumerate(parsed) if missing] == [9, 10, 11, 12, 13, 14, 15, 16, 17]
+    assert parsed[0] == (
+        False,
+        '{"a":1,"b":[1,2.5,"x"],"c":{"d":null}}',
+        "OBJECT<a: BIGINT, b: ARRAY<VARIANT>, c: OBJECT<d: VOID>>",
+    )
+    assert parsed[2][2] == "DECIMAL(23,0)" and parsed[3][2] == "DOUBLE" and parsed[6] == (False, None, "VOID")
+    assert parsed[8][1] == '{"u":"é🚀 and more than eight bytes"}'

@@ -161,13 +161,13 @@ def register_functions(spark: SparkSession) -> None:
 
     Functions are per session (a `newSession()` has none), so each worker's task runner calls this on
     the session it is given. Java's where the session loaded our jar, else their Spark SQL equivalents."""
-    from pyspark.sql.types import BinaryType, StringType
+    from pyspark.sql.types import StringType, VariantType
 
     from sparklink.worker.transforms import exprs
 
     functions = [
         (exprs.UTF8_TEXT, "io.sparklink.spark.Utf8Text", StringType(), exprs.UTF8_TEXT_IN_SQL),
-        (exprs.UTF8_OR_NULL, "io.sparklink.spark.Utf8OrNull", BinaryType(), exprs.UTF8_OR_NULL_IN_SQL),
+        (exprs.JSON_VARIANT, "io.sparklink.spark.JsonVariant", VariantType(), exprs.JSON_VARIANT_IN_SQL),
     ]
     in_jar = SQL_FUNCTIONS_JAR in (spark.conf.get("spark.jars", "") or "")
     for name, java_class, returns, in_sql in functions:

@@ -159,7 +159,7 @@ class JsonConverter(Converter):
         return bool(self.config["schemas.enable"])
 
     def to_connect(self, raw: str) -> tuple[Datum, str | None]:
-        parsed = f"try_parse_json({x.utf8_or_null(raw)})"  # not UTF-8: malformed, like bad JSON
+        parsed = x.json_variant(raw)  # not UTF-8: malformed, like bad JSON
         malformed = f"({raw} IS NOT NULL AND {parsed} IS NULL)"
         if not self.schemas_enabled:
             return Datum.of_variant(parsed), x.when(malformed, x.text(DESERIALIZE_FAILED))

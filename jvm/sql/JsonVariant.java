@@ -1,0 +1,43 @@
+package io.sparklink.spark;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonFactoryBuilder;
+import com.fasterxml.jackson.core.JsonParser;
+import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.types.variant.Variant;
+import org.apache.spark.types.variant.VariantBuilder;
+import org.apache.spark.unsafe.types.VariantVal;
+
+/**
+ * The SQL function {@code sparklink_json_variant(BINARY) -> VARIANT}: JSON bytes parsed into a VARIANT, or
+ * NULL where they are not valid UTF-8 ({@link Utf8Check}) or not JSON. It answers as Spark's
+ * {@code try_parse_json(try_validate_utf8(CAST(bytes AS STRING)))}, with Spark's own VARIANT builder;
+ * JsonConverter reads every sink record's key or value through it.
+ *
+ * <p>Spark's function decodes the bytes into a Java String first and creates a new Jackson JsonFactory for
+ * every value (its symbol tables too): that was the largest single cost of a JSON sink after the parse.
+ * Here one factory serves every value and Jackson reads the bytes themselves. Without our jar the worker
+ * defines the same name in SQL as Spark's functions.
+ */
+public final class JsonVariant implements UDF1<byte[], VariantVal> {
+  private static final long serialVersionUID = 1L;
+  // Shared by every value (a factory is thread-safe once built). Field names are not canonicalized: a
+  // table of every key ever seen would intern keys without bound and could refuse a valid value whose
+  // keys collide with earlier ones; per value, as Spark's fresh factory has it, neither can happen.
+  private static final JsonFactory JSON =
+      new JsonFactoryBuilder().disable(JsonFactory.Feature.CANONICALIZE_FIELD_NAMES).build();
+
+  @Override
+  public VariantVal call(byte[] bytes) {
+    if (bytes == null || !Utf8Check.valid(bytes)) {
+      return null;
+    }
+    try (JsonParser parser = JSON.createParser(bytes)) {
+      parser.nextToken();
+      Variant parsed = VariantBuilder.parseJson(parser, false, false);
+      return new VariantVal(parsed.getValue(), parsed.getMetadata());
+    } catch (Exception e) { // malformed JSON, a duplicate key, a value past the VARIANT size limit
+      return null;
+    }
+  }
+}

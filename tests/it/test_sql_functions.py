@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
+from sparklink.api.text import VARIANT_TEXT, VARIANT_TEXT_IN_SQL, as_text
 from sparklink.worker.execution.spark import register_functions
 from sparklink.worker.transforms import exprs
 
@@ -125,3 +127,60 @@ def test_json_variant_from_the_jar_parses_as_spark_sql_does(spark: Any) -> None:
     )
     assert parsed[2][2] == "DECIMAL(23,0)" and parsed[3][2] == "DOUBLE" and parsed[6] == (False, None, "VOID")
     assert parsed[8][1] == '{"u":"é🚀 and more than eight bytes"}'
+
+
+# VARIANTs of every kind, nested and at the top (where a scalar is Spark's cast alone), a string holding
+# every ASCII character (the control ones escaped) and some beyond, and time values in two time zones.
+_EVERY_CHARACTER = "".join(chr(c) for c in range(0x80)) + "é🚀\u2028\ufffd"
+_VARIANTS = [
+    """parse_json('{"a":1,"b":[1,2.5,"x",null,true,false],"c":{"d":null,"e":{}},"f":[]}')""",
+    """parse_json('"top string"')""",
+    "parse_json('null')",
+    "parse_json('12345678901234567890123')",
+    "parse_json('1.5e300')",
+    "parse_json('-0.0')",
+    "CAST(CAST(0.1 AS FLOAT) AS VARIANT)",
+    "CAST(TIMESTAMP'2026-11-27 10:11:12.345678' AS VARIANT)",
+    "CAST(TIMESTAMP_NTZ'2026-11-27 10:11:12' AS VARIANT)",
+    "CAST(DATE'2026-11-27' AS VARIANT)",
+    "CAST(X'00FF10' AS VARIANT)",
+    "to_variant_object(named_struct('t', TIMESTAMP'2026-01-01 00:00:00', 'n', TIMESTAMP_NTZ'2026-01-01 00:00:00',"
+    " 'b', X'0102', 'd', DATE'2026-01-01', 'x', CAST(1.5 AS DECIMAL(5,2)), 'f', CAST(2.5 AS FLOAT), 'l', 7L))",
+    f"to_variant_object(map({exprs.text(_EVERY_CHARACTER)}, array({exprs.text(_EVERY_CHARACTER)}, 'a', NULL)))",
+    f"CAST({exprs.text(_EVERY_CHARACTER)} AS VARIANT)",
+    "CAST(NULL AS VARIANT)",
+]
+
+
+def _as_text(session: Any) -> list[tuple[str | None, str | None]]:
+    """Per VARIANT: `as_text` of it and Spark's cast."""
+    union = " UNION ALL ".join(f"SELECT {i} AS i, {v} AS v" for i, v in enumerate(_VARIANTS))
+    rows = session.sql(f"SELECT i, {as_text('v', 'variant')} AS mine, CAST(v AS STRING) AS spark FROM ({union})")
+    return [(row["mine"], row["spark"]) for row in rows.orderBy("i").collect()]
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York"])
+def test_variant_text_from_the_jar_writes_what_spark_s_cast_writes(spark: Any, zone: str) -> None:
+    session = spark.newSession()
+    register_functions(session)
+    session.conf.set("spark.sql.session.timeZone", zone)
+    described = [row[0] for row in session.sql(f"DESCRIBE FUNCTION EXTENDED {VARIANT_TEXT}").collect()]
+    assert not any(line.startswith("Body:") for line in described), described  # a JVM function, not SQL
+    rendered = _as_text(session)
+    assert [mine for mine, _ in rendered] == [cast for _, cast in rendered]
+    # The jar's function wrote the objects and arrays (scalars are left to the cast).
+    drawn = session.sql(
+        f"SELECT {VARIANT_TEXT}({_VARIANTS[0]}, 'UTC') AS a, {VARIANT_TEXT}({_VARIANTS[1]}, 'UTC') AS s"
+    )
+    assert drawn.collect()[0].asDict() == {
+        "a": '{"a":1,"b":[1,2.5,"x",null,true,false],"c":{"d":null,"e":{}},"f":[]}',
+        "s": None,
+    }
+    assert json.loads(rendered[12][0]) == {_EVERY_CHARACTER: [_EVERY_CHARACTER, "a", None]}
+
+
+def test_variant_text_in_sql_alone_is_spark_s_cast(spark: Any) -> None:
+    session = spark.newSession()
+    session.sql(VARIANT_TEXT_IN_SQL)
+    rendered = _as_text(session)
+    assert [mine for mine, _ in rendered] == [cast for _, cast in rendered]

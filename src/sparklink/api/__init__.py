@@ -4,6 +4,6 @@ from sparklink.api import config, connector
 class MySource(connector.SourceConnector): ...
 """
 
-from sparklink.api import config, connector, direct, errors, files
+from sparklink.api import config, connector, direct, errors, files, text
 
-__all__ = ["config", "connector", "direct", "errors", "files"]
+__all__ = ["config", "connector", "direct", "errors", "files", "text"]

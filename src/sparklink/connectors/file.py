@@ -52,6 +52,7 @@ from sparklink.api.connector import (
     SourceTask,
     TaskContext,
 )
+from sparklink.api.text import as_text
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -208,21 +209,21 @@ class FileStreamSinkTask(SinkTask):
         return not _writes_in_jvm(ctx.spark)
 
     def write_batch(self, batch: DataFrame, batch_id: int, ctx: TaskContext) -> None:
-        # Values converted by a StringConverter or JsonConverter arrive as text or VARIANT: Spark renders
-        # them as text (objects as JSON); raw values arrive as bytes and are cast as they are.
+        # Values converted by a StringConverter or JsonConverter arrive as text or VARIANT, rendered as
+        # text by `as_text` (objects as JSON); raw values arrive as bytes and are cast as they are.
         # Checked again before every batch: a symlink or directory changed since the start must not
         # lead the writer anywhere the rules forbid.
         path = ctx.files.writable(ctx.config["file"])
+        value_type = batch.schema["value"].dataType.typeName()
         if _writes_in_jvm(batch.sparkSession):
-            text = batch.selectExpr("CAST(value AS STRING) AS value")
+            text = batch.selectExpr(f"{as_text('value', value_type)} AS value")
             writer = text.write.format(LINE_WRITER).option("path", str(path))
             writer = writer.option(JVM_PROTECTED, _NUL.join(map(str, ctx.files.protected)))
             if ctx.files.allowed is not None:
                 writer = writer.option(JVM_ALLOWED, _NUL.join(map(str, ctx.files.allowed)))
             writer.mode("append").save()
             return
-        raw = batch.schema["value"].dataType.typeName() == "binary"
-        column = "value" if raw else "CAST(value AS STRING) AS value"
+        column = "value" if value_type == "binary" else f"{as_text('value', value_type)} AS value"
         # Arrow brings the values over as columns, not as one pickled Row per record: the batch is
         # bounded (kafka_io.SINK_BATCH_RECORDS), so holding it whole is fine.
         values = batch.selectExpr(column).toArrow().column(0)

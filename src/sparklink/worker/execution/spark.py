@@ -157,17 +157,20 @@ def start_callback_server(spark: SparkSession) -> None:
 
 
 def register_functions(spark: SparkSession) -> None:
-    """Define on this session the SQL functions that transforms' expressions call (transforms/exprs.py).
+    """Define on this session the SQL functions that transforms' expressions (transforms/exprs.py) and
+    sinks that write text (api/text.py) call.
 
     Functions are per session (a `newSession()` has none), so each worker's task runner calls this on
     the session it is given. Java's where the session loaded our jar, else their Spark SQL equivalents."""
     from pyspark.sql.types import StringType, VariantType
 
+    from sparklink.api import text
     from sparklink.worker.transforms import exprs
 
     functions = [
         (exprs.UTF8_TEXT, "io.sparklink.spark.Utf8Text", StringType(), exprs.UTF8_TEXT_IN_SQL),
         (exprs.JSON_VARIANT, "io.sparklink.spark.JsonVariant", VariantType(), exprs.JSON_VARIANT_IN_SQL),
+        (text.VARIANT_TEXT, "io.sparklink.spark.VariantText", StringType(), text.VARIANT_TEXT_IN_SQL),
     ]
     in_jar = SQL_FUNCTIONS_JAR in (spark.conf.get("spark.jars", "") or "")
     for name, java_class, returns, in_sql in functions:

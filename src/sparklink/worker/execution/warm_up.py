@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sparklink.api.text import as_text
 from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform import ports
 from sparklink.worker.execution import kafka_io
@@ -197,8 +198,6 @@ def sink_rows(spark: SparkSession, rows: int) -> DataFrame:
     """`rows` records shaped as Spark's Kafka source reads them, each value a JSON object of about 1 KiB,
     through a sink pipeline (JsonConverter without schemas and the warm-up's chain), each value then
     rendered as text as the file sink renders it."""
-    from pyspark.sql import functions as F
-
     batch = spark.range(rows, numPartitions=1).selectExpr(
         "CAST(CAST(id AS STRING) AS BINARY) AS key",
         "CAST(to_json(named_struct('id', id, 'name', concat('name-', id), 'flag', id % 2 = 0, "
@@ -211,7 +210,7 @@ def sink_rows(spark: SparkSession, rows: int) -> DataFrame:
         "CAST(array() AS ARRAY<STRUCT<key: STRING, value: BINARY>>) AS headers",
     )
     records = _pipeline(_TRANSFORMS, _SINK_CONVERTERS, "sink").run(batch).records
-    return records.select(F.col("value").cast("string").alias("value"))
+    return records.selectExpr(f"{as_text('value', 'variant')} AS value")
 
 
 _SINK_CONVERTERS = {

@@ -1,8 +1,8 @@
 """A sink record's key or value as text, in SQL. Caller: sink tasks that write text (the file sink).
 
 Keys and values arrive as bytes, text or VARIANT (see `connector.SinkTask`). Spark's `CAST(... AS STRING)`
-renders any of them, but it writes each object key and string of a VARIANT through a new JSON generator,
-about a tenth of a JSON sink's CPU. The worker defines `VARIANT_TEXT` on every task's session (Java from
+renders any of them, but it writes each object key and string of a VARIANT through a new JSON generator:
+a tenth to a fifth of a JSON sink's CPU. The worker defines `VARIANT_TEXT` on every task's session (Java from
 its jar, jvm/sql/VariantText.java) to render objects and arrays directly, with the same text; `as_text`
 uses it and falls back to the cast for everything else.
 """

@@ -184,3 +184,61 @@ def test_variant_text_in_sql_alone_is_spark_s_cast(spark: Any) -> None:
     session.sql(VARIANT_TEXT_IN_SQL)
     rendered = _as_text(session)
     assert [mine for mine, _ in rendered] == [cast for _, cast in rendered]
+
+
+# Objects to edit (nested values, a JSON null field, keys that sort apart from their order, one with every
+# character), values that are not objects (each edit answers NULL), and SQL NULL.
+_OBJECTS = [
+    """parse_json('{"z":1,"a":{"n":[1,{"m":null}]},"seq":7,"payload":"xxxxxxxx","é🚀":null}')""",
+    """parse_json('{"seq":1,"sequence":2}')""",
+    """parse_json('{}')""",
+    f"to_variant_object(map({exprs.text(_EVERY_CHARACTER)}, 1, 'seq', 2))",
+    """parse_json('[1,2]')""",
+    """parse_json('"text"')""",
+    "parse_json('null')",
+    "CAST(NULL AS VARIANT)",
+]
+_EDITS = [
+    exprs.object_put("v", "origin", exprs.variant_of("bench")),
+    exprs.object_put("v", "z", "parse_json('[true,{\"q\":2}]')"),
+    exprs.object_put("v", "seq", exprs.NULL_VARIANT),
+    exprs.object_put("v", _EVERY_CHARACTER, "parse_json('3')"),
+    exprs.object_select("v", ["payload"], [], {"seq": "sequence"}),  # a rename onto a field that exists
+    exprs.object_select("v", [], ["a", "seq", "nothing"], {}),
+    exprs.object_select("v", ["a"], ["a", "z"], {}),  # excluded and included: excluded
+    exprs.object_select("v", [], [], {"z": "a", "seq": "a"}),  # two renamed onto a third
+    exprs.object_select("v", [], [], {}),
+]
+
+
+def _edited(session: Any) -> list[list[str | None]]:
+    """Per object, the text of each edit of it (NULL: no object)."""
+    union = " UNION ALL ".join(f"SELECT {i} AS i, {v} AS v" for i, v in enumerate(_OBJECTS))
+    texts = ", ".join(f"CAST({edit} AS STRING) AS e{j}" for j, edit in enumerate(_EDITS))
+    rows = session.sql(f"SELECT i, {texts} FROM ({union})").orderBy("i").collect()
+    return [[row[f"e{j}"] for j in range(len(_EDITS))] for row in rows]
+
+
+def test_object_edits_from_the_jar_answer_as_their_sql_forms(spark: Any) -> None:
+    jar = spark.newSession()
+    register_functions(jar)
+    in_sql = spark.newSession()
+    for name, definition in (
+        (exprs.OBJECT_PUT, exprs.OBJECT_PUT_IN_SQL),
+        (exprs.OBJECT_SELECT, exprs.OBJECT_SELECT_IN_SQL),
+    ):
+        described = [row[0] for row in jar.sql(f"DESCRIBE FUNCTION EXTENDED {name}").collect()]
+        assert not any(line.startswith("Body:") for line in described), described  # a JVM function, not SQL
+        in_sql.sql(definition)
+    edited = _edited(jar)
+    assert edited == _edited(in_sql)
+    assert edited[0][0] == '{"a":{"n":[1,{"m":null}]},"origin":"bench","payload":"xxxxxxxx","seq":7,"z":1,"é🚀":null}'
+    assert edited[0][2] == '{"a":{"n":[1,{"m":null}]},"payload":"xxxxxxxx","seq":null,"z":1,"é🚀":null}'
+    # Fields are read in name order and the last one written under a name wins, as Spark's LAST_WIN maps.
+    assert edited[1][4] == '{"sequence":2}'
+    assert edited[0][5] == '{"a":{"n":[1,{"m":null}]},"seq":7}'
+    assert edited[0][6] == '{"z":1}'
+    assert edited[0][7] == '{"a":1,"payload":"xxxxxxxx","é🚀":null}'
+    assert edited[2] == ['{"origin":"bench"}', '{"z":[true,{"q":2}]}', '{"seq":null}', edited[2][3]] + ["{}"] * 5
+    assert json.loads(edited[3][3]) == {_EVERY_CHARACTER: 3, "seq": 2}
+    assert all(text is None for row in edited[4:] for text in row), edited[4:]

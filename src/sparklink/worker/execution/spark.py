@@ -171,6 +171,8 @@ def register_functions(spark: SparkSession) -> None:
         (exprs.UTF8_TEXT, "io.sparklink.spark.Utf8Text", StringType(), exprs.UTF8_TEXT_IN_SQL),
         (exprs.JSON_VARIANT, "io.sparklink.spark.JsonVariant", VariantType(), exprs.JSON_VARIANT_IN_SQL),
         (text.VARIANT_TEXT, "io.sparklink.spark.VariantText", StringType(), text.VARIANT_TEXT_IN_SQL),
+        (exprs.OBJECT_PUT, "io.sparklink.spark.ObjectPut", VariantType(), exprs.OBJECT_PUT_IN_SQL),
+        (exprs.OBJECT_SELECT, "io.sparklink.spark.ObjectSelect", VariantType(), exprs.OBJECT_SELECT_IN_SQL),
     ]
     in_jar = SQL_FUNCTIONS_JAR in (spark.conf.get("spark.jars", "") or "")
     for name, java_class, returns, in_sql in functions:

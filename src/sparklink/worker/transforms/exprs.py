@@ -92,6 +92,55 @@ def json_variant(raw: str) -> str:
     return f"{JSON_VARIANT}(CAST({raw} AS BINARY))"
 
 
+OBJECT_PUT = "sparklink_object_put"
+"""The SQL function `object_put` calls, registered as `UTF8_TEXT` is: Java's edit from our jar
+(jvm/sql/ObjectPut.java, Spark's VARIANT builder), else `OBJECT_PUT_IN_SQL`."""
+
+OBJECT_PUT_IN_SQL = (
+    f"CREATE OR REPLACE TEMPORARY FUNCTION {OBJECT_PUT}(obj VARIANT, field STRING, val VARIANT) RETURNS VARIANT"
+    f" RETURN to_variant_object(map_concat(map_filter(try_variant_get(obj, '$', '{VARIANT_MAP}'),"
+    " (k, v) -> k != field), map(field, val)))"
+)
+"""The same function in Spark SQL alone: the object read as a map and written back, through map functions
+Spark evaluates without code generation."""
+
+OBJECT_SELECT = "sparklink_object_select"
+"""The SQL function `object_select` calls: Java's edit from our jar (jvm/sql/ObjectSelect.java), else
+`OBJECT_SELECT_IN_SQL`."""
+
+OBJECT_SELECT_IN_SQL = (
+    f"CREATE OR REPLACE TEMPORARY FUNCTION {OBJECT_SELECT}(obj VARIANT, excluded ARRAY<STRING>,"
+    " included ARRAY<STRING>, renamed_from ARRAY<STRING>, renamed_to ARRAY<STRING>) RETURNS VARIANT"
+    f" RETURN to_variant_object(transform_keys(map_filter(try_variant_get(obj, '$', '{VARIANT_MAP}'),"
+    " (k, v) -> NOT array_contains(excluded, k) AND (size(included) = 0 OR array_contains(included, k))),"
+    " (k, v) -> coalesce(try_element_at(map_from_arrays(renamed_from, renamed_to), k), k)))"
+)
+"""The same function in Spark SQL alone, as `OBJECT_PUT_IN_SQL` is."""
+
+
+def object_put(v: str, name: str, value: str) -> str:
+    """The object in VARIANT `v` with field `name` set to VARIANT `value` (SQL NULL as JSON null), as
+    `put` edits a map; NULL when `v` is not an object."""
+    return f"{OBJECT_PUT}({v}, {text(name)}, {value})"
+
+
+def object_select(v: str, exclude: list[str], include: list[str], renames: dict[str, str]) -> str:
+    """The object in VARIANT `v` with only the fields not excluded and, if `include` is not empty, included,
+    renamed by `renames` (the last of two fields renamed to one name wins); NULL when `v` is not an object."""
+    return f"{OBJECT_SELECT}({v}, {names(exclude)}, {names(include)}, {names(list(renames))}, {names(list(renames.values()))})"  # noqa: E501
+
+
+def names(values: list[str]) -> str:
+    """Strings as an SQL array<string> (typed even when empty)."""
+    return f"CAST(array({', '.join(text(v) for v in values)}) AS ARRAY<STRING>)"
+
+
+def is_object(v: str) -> str:
+    """VARIANT `v` holds an object (false for SQL NULL), without reading its fields: only an object casts to
+    a struct, and one without fields reads none."""
+    return f"(try_variant_get({v}, '$', 'struct<>') IS NOT NULL)"
+
+
 def variant_of(value: Any) -> str:
     """A constant VARIANT holding a Python value (JSON-compatible)."""
     return f"parse_json({text(json.dumps(value))})"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from sparklink.worker.transforms import exprs as x
 from sparklink.worker.transforms import schemas
 from sparklink.worker.transforms.plugin import Plugin
-from sparklink.worker.transforms.record import Datum, Rec, Shape, Which
+from sparklink.worker.transforms.record import Datum, Kind, Rec, Shape, Which
 
 if TYPE_CHECKING:
     from sparklink.worker.transforms.converters import Converter
@@ -56,6 +56,12 @@ class Operand:
     schemaless: str
     """Per record: true when the record has no schema for this part."""
 
+    @property
+    def is_object(self) -> str:
+        """Per record: the part is an object. For a VARIANT part this reads no field, so a transform that
+        edits the VARIANT itself (x.object_put, x.object_select) never builds `obj`."""
+        return x.is_object(self.datum.col) if self.datum.kind == "variant" else f"({self.obj} IS NOT NULL)"
+
     def pick(self, without_schema: str, with_schema: str) -> str:
         """Per record: the first when the record is schemaless, else the second."""
         if self.schema is None:
@@ -75,7 +81,7 @@ def require_object(rec: Rec, op: Operand, purpose: str, cls: str, allow_null: bo
     found = op.datum.java_class()
     map_message = x.concat(x.text(f"Only Map objects supported in absence of schema for [{purpose}], found: "), found)
     struct_message = x.concat(x.text(f"Only Struct objects supported for [{purpose}], found: "), found)
-    is_map = f"({op.obj} IS NOT NULL)"
+    is_map = op.is_object
     is_struct = is_map
     if op.schema is not None:
         is_struct = f"({is_map} AND coalesce({schemas.type_of(op.schema)}, '') = 'struct')"
@@ -85,15 +91,18 @@ def require_object(rec: Rec, op: Operand, purpose: str, cls: str, allow_null: bo
     return rec.fail(f"NOT {ok}", op.pick(map_message, struct_message), cls)
 
 
-def edited(rec: Rec, op: Operand, which: Which, obj: str, schema: str | None, keep_null: bool = True) -> Rec:
-    """The record with its part replaced by the edited object (null parts stay null when `keep_null`)."""
+def edited(
+    rec: Rec, op: Operand, which: Which, obj: str, schema: str | None, keep_null: bool = True, kind: Kind = "map"
+) -> Rec:
+    """The record with its part replaced by the edited object, a map<string,variant> or (`kind` "variant")
+    an object VARIANT (null parts stay null when `keep_null`)."""
     value = x.when(f"NOT {op.datum.is_null()}", obj) if keep_null else obj
     new_schema = None
     if op.schema is not None:
         new_schema = op.pick(op.schema, schema if schema is not None else op.schema)
         if keep_null:
             new_schema = x.when(op.datum.is_null(), op.schema, new_schema)
-    return rec.with_datum(which, Datum(value, "map", new_schema))
+    return rec.with_datum(which, Datum(value, kind, new_schema))
 
 
 def each_listed(op: Operand, names: list[str], edit: Callable[[str, str], str]) -> str:

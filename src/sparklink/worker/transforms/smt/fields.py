@@ -62,7 +62,7 @@ class InsertField(Transformation):
             return edited_struct
         op = operand(rec, self.which)
         rec = require_object(rec, op, "field insertion", self.class_name, allow_null=True)
-        obj = op.obj
+        obj = op.datum.variant()
         added: list[str] = []
         if self.specs["offset"] is not None and rec.side == "source":
             message = x.text(f"Only SinkRecord supported for [field insertion], found: {SOURCE_RECORD}")
@@ -84,14 +84,15 @@ class InsertField(Transformation):
             if spec is None:
                 continue
             name, optional = spec
-            obj = x.put(obj, name, value) if present is None else x.when(present, x.put(obj, name, value), obj)
+            put = x.object_put(obj, name, value)
+            obj = put if present is None else x.when(present, put, obj)
             added.append(x.variant_of({**schema, "optional": optional, "field": name}))
         schema_out = None
         if op.schema is not None:
             schema_out = schemas.with_fields(
                 op.schema, f"concat({schemas.fields(op.schema)}, array({', '.join(added)}))"
             )
-        return edited(rec, op, self.which, obj, schema_out)
+        return edited(rec, op, self.which, obj, schema_out, kind="variant")
 
     def _on_struct(self, rec: Rec, shape: Shape) -> Rec | None:
         """Connect's applyWithSchema on a typed struct: its fields, then the inserted ones (a null
@@ -185,17 +186,14 @@ class ReplaceField(Transformation):
             return edited_struct
         op = operand(rec, self.which)
         rec = require_object(rec, op, "field replacement", self.class_name, allow_null=True)
-        k, v = x.fresh("k"), x.fresh("v")
-        kept = f"map_filter({op.obj}, ({k}, {v}) -> {self._kept(k)})"
-        k2, v2 = x.fresh("k"), x.fresh("v")
-        obj = f"transform_keys({kept}, ({k2}, {v2}) -> {self._renamed(k2)})"
+        obj = x.object_select(op.datum.variant(), self.exclude, self.include, self.renames)
         schema = None
         if op.schema is not None:
             f, g = x.fresh("f"), x.fresh("f")
             kept_fields = f"filter({schemas.fields(op.schema)}, {f} -> {self._kept(schemas.field_name(f))})"
             renamed = f"transform({kept_fields}, {g} -> {schemas.named(g, self._renamed(schemas.field_name(g)))})"
             schema = schemas.with_fields(op.schema, renamed)
-        return edited(rec, op, self.which, obj, schema)
+        return edited(rec, op, self.which, obj, schema, kind="variant")
 
 
 def _syntax(_name: str, value: object) -> str | None:

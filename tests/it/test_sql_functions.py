@@ -209,23 +209,39 @@ _EDITS = [
     exprs.object_select("v", [], [], {"z": "a", "seq": "a"}),  # two renamed onto a third
     exprs.object_select("v", [], [], {}),
 ]
+_READS = [
+    exprs.object_get("v", "seq"),
+    exprs.object_get("v", "é🚀"),  # a JSON null field
+    exprs.object_get(exprs.object_get("v", "a"), "n"),
+    exprs.object_get("v", "absent"),
+    exprs.object_size("v"),
+]
+
+
+def _shown(expr: str) -> str:
+    """An expression's value as text that tells SQL NULL from a JSON null."""
+    return f"CASE WHEN {expr} IS NULL THEN 'SQL NULL' WHEN is_variant_null({expr}) THEN 'JSON null' ELSE CAST({expr} AS STRING) END"  # noqa: E501
 
 
 def _edited(session: Any) -> list[list[str | None]]:
     """Per object, the text of each edit of it (NULL: no object)."""
     union = " UNION ALL ".join(f"SELECT {i} AS i, {v} AS v" for i, v in enumerate(_OBJECTS))
-    texts = ", ".join(f"CAST({edit} AS STRING) AS e{j}" for j, edit in enumerate(_EDITS))
-    rows = session.sql(f"SELECT i, {texts} FROM ({union})").orderBy("i").collect()
-    return [[row[f"e{j}"] for j in range(len(_EDITS))] for row in rows]
+    texts = [f"CAST({edit} AS STRING)" for edit in _EDITS] + [_shown(read) for read in _READS[:-1]]
+    texts.append(f"CAST({_READS[-1]} AS STRING)")
+    columns = ", ".join(f"{expr} AS e{j}" for j, expr in enumerate(texts))
+    rows = session.sql(f"SELECT i, {columns} FROM ({union})").orderBy("i").collect()
+    return [[row[f"e{j}"] for j in range(len(texts))] for row in rows]
 
 
-def test_object_edits_from_the_jar_answer_as_their_sql_forms(spark: Any) -> None:
+def test_object_edits_and_reads_from_the_jar_answer_as_their_sql_forms(spark: Any) -> None:
     jar = spark.newSession()
     register_functions(jar)
     in_sql = spark.newSession()
     for name, definition in (
         (exprs.OBJECT_PUT, exprs.OBJECT_PUT_IN_SQL),
         (exprs.OBJECT_SELECT, exprs.OBJECT_SELECT_IN_SQL),
+        (exprs.OBJECT_GET, exprs.OBJECT_GET_IN_SQL),
+        (exprs.OBJECT_SIZE, exprs.OBJECT_SIZE_IN_SQL),
     ):
         described = [row[0] for row in jar.sql(f"DESCRIBE FUNCTION EXTENDED {name}").collect()]
         assert not any(line.startswith("Body:") for line in described), described  # a JVM function, not SQL
@@ -239,6 +255,12 @@ def test_object_edits_from_the_jar_answer_as_their_sql_forms(spark: Any) -> None
     assert edited[0][5] == '{"a":{"n":[1,{"m":null}]},"seq":7}'
     assert edited[0][6] == '{"z":1}'
     assert edited[0][7] == '{"a":1,"payload":"xxxxxxxx","é🚀":null}'
-    assert edited[2] == ['{"origin":"bench"}', '{"z":[true,{"q":2}]}', '{"seq":null}', edited[2][3]] + ["{}"] * 5
+    assert (
+        edited[2][: len(_EDITS)]
+        == ['{"origin":"bench"}', '{"z":[true,{"q":2}]}', '{"seq":null}', edited[2][3]] + ["{}"] * 5
+    )
     assert json.loads(edited[3][3]) == {_EVERY_CHARACTER: 3, "seq": 2}
-    assert all(text is None for row in edited[4:] for text in row), edited[4:]
+    assert edited[0][len(_EDITS) :] == ["7", "JSON null", '[1,{"m":null}]', "SQL NULL", "5"]
+    assert edited[2][len(_EDITS) :] == ["SQL NULL"] * 4 + ["0"]
+    assert all(text is None for row in edited[4:] for text in row[: len(_EDITS)]), edited[4:]
+    assert all(row[len(_EDITS) :] == ["SQL NULL"] * 4 + [None] for row in edited[4:]), edited[4:]

@@ -162,7 +162,7 @@ def register_functions(spark: SparkSession) -> None:
 
     Functions are per session (a `newSession()` has none), so each worker's task runner calls this on
     the session it is given. Java's where the session loaded our jar, else their Spark SQL equivalents."""
-    from pyspark.sql.types import StringType, VariantType
+    from pyspark.sql.types import IntegerType, StringType, VariantType
 
     from sparklink.api import text
     from sparklink.worker.transforms import exprs
@@ -171,6 +171,8 @@ def register_functions(spark: SparkSession) -> None:
         (exprs.UTF8_TEXT, "io.sparklink.spark.Utf8Text", StringType(), exprs.UTF8_TEXT_IN_SQL),
         (exprs.JSON_VARIANT, "io.sparklink.spark.JsonVariant", VariantType(), exprs.JSON_VARIANT_IN_SQL),
         (text.VARIANT_TEXT, "io.sparklink.spark.VariantText", StringType(), text.VARIANT_TEXT_IN_SQL),
+        (exprs.OBJECT_GET, "io.sparklink.spark.ObjectGet", VariantType(), exprs.OBJECT_GET_IN_SQL),
+        (exprs.OBJECT_SIZE, "io.sparklink.spark.ObjectSize", IntegerType(), exprs.OBJECT_SIZE_IN_SQL),
         (exprs.OBJECT_PUT, "io.sparklink.spark.ObjectPut", VariantType(), exprs.OBJECT_PUT_IN_SQL),
         (exprs.OBJECT_SELECT, "io.sparklink.spark.ObjectSelect", VariantType(), exprs.OBJECT_SELECT_IN_SQL),
     ]

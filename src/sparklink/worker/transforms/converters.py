@@ -163,17 +163,14 @@ class JsonConverter(Converter):
         malformed = f"({raw} IS NOT NULL AND {parsed} IS NULL)"
         if not self.schemas_enabled:
             return Datum.of_variant(parsed), x.when(malformed, x.text(DESERIALIZE_FAILED))
-        envelope = x.as_map(parsed)
-        well_formed = (
-            f"coalesce(size({envelope}) = 2 AND map_contains_key({envelope}, 'schema') "
-            f"AND map_contains_key({envelope}, 'payload'), false)"
-        )
+        # The envelope's two fields are read where they lie: the payload is never copied into a map.
+        schema, payload = x.object_get(parsed, "schema"), x.object_get(parsed, "payload")
+        well_formed = f"coalesce({x.object_size(parsed)} = 2 AND {schema} IS NOT NULL AND {payload} IS NOT NULL, false)"
         error = x.case(
             (malformed, x.text(DESERIALIZE_FAILED)),
             (f"({parsed} IS NOT NULL AND NOT {well_formed})", x.text(ENVELOPE_REQUIRED)),
         )
-        schema = x.get(envelope, "schema")
-        return Datum.of_variant(x.get(envelope, "payload"), x.when(f"NOT {x.is_null(schema)}", schema)), error
+        return Datum.of_variant(payload, x.when(f"NOT {x.is_null(schema)}", schema)), error
 
     def from_connect(self, datum: Datum) -> tuple[str, str | None]:
         payload = datum.json or f"to_json({datum.variant()})"

@@ -118,6 +118,39 @@ OBJECT_SELECT_IN_SQL = (
 """The same function in Spark SQL alone, as `OBJECT_PUT_IN_SQL` is."""
 
 
+OBJECT_GET = "sparklink_object_get"
+"""The SQL function `object_get` calls: Java's lookup from our jar (jvm/sql/ObjectGet.java), else
+`OBJECT_GET_IN_SQL`."""
+
+OBJECT_GET_IN_SQL = (
+    f"CREATE OR REPLACE TEMPORARY FUNCTION {OBJECT_GET}(obj VARIANT, field STRING) RETURNS VARIANT"
+    f" RETURN try_element_at(try_variant_get(obj, '$', '{VARIANT_MAP}'), field)"
+)
+"""The same function in Spark SQL alone: the whole object read as a map to find one field."""
+
+OBJECT_SIZE = "sparklink_object_size"
+"""The SQL function `object_size` calls: Java's count from our jar (jvm/sql/ObjectSize.java), else
+`OBJECT_SIZE_IN_SQL`."""
+
+OBJECT_SIZE_IN_SQL = (
+    f"CREATE OR REPLACE TEMPORARY FUNCTION {OBJECT_SIZE}(obj VARIANT) RETURNS INT"
+    f" RETURN CASE WHEN try_variant_get(obj, '$', '{VARIANT_MAP}') IS NOT NULL"
+    f" THEN size(try_variant_get(obj, '$', '{VARIANT_MAP}')) END"
+)
+"""The same function in Spark SQL alone, as `OBJECT_GET_IN_SQL` is."""
+
+
+def object_get(v: str, name: str) -> str:
+    """Field `name` of the object in VARIANT `v` (a JSON null field as VARIANT null); NULL when `v` is not
+    an object or has no such field."""
+    return f"{OBJECT_GET}({v}, {text(name)})"
+
+
+def object_size(v: str) -> str:
+    """How many fields the object in VARIANT `v` has; NULL when `v` is not an object."""
+    return f"{OBJECT_SIZE}({v})"
+
+
 def object_put(v: str, name: str, value: str) -> str:
     """The object in VARIANT `v` with field `name` set to VARIANT `value` (SQL NULL as JSON null), as
     `put` edits a map; NULL when `v` is not an object."""

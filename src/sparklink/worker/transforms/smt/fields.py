@@ -11,6 +11,7 @@ from sparklink.worker.transforms.record import Datum, Rec, Shape
 from sparklink.worker.transforms.smt.base import (
     ILLEGAL_ARGUMENT,
     PACKAGE,
+    Operand,
     Transformation,
     edited,
     key_and_value,
@@ -236,10 +237,8 @@ class ValueToKey(Transformation):
         rec = require_object(rec, op, "copying fields from value to key", self.class_name, allow_null=False)
         values, schemas_of = [], []
         for name, path in self.paths:
-            value, schema = op.obj, op.schema
-            for i, part in enumerate(path):
-                got = x.get(value, part)
-                value = got if i == len(path) - 1 else x.as_map(got)
+            value, schema = field_at(op, path), op.schema
+            for part in path:
                 if schema is not None:
                     schema = schemas.field(schema, part)
             values.append(f"{x.text(name)}, coalesce({value}, {x.NULL_VARIANT})")
@@ -252,6 +251,16 @@ class ValueToKey(Transformation):
         if op.schema is not None:
             key_schema = op.pick(x.NULL_VARIANT, schemas.struct(f"array({', '.join(schemas_of)})"))
         return rec.with_datum("key", Datum(new_key, "map", key_schema))
+
+
+def field_at(op: Operand, path: list[str]) -> str:
+    """The VARIANT at a path of field names in the part (NULL where a step finds no object or no such field),
+    read from the part's VARIANT as it lies, or from its map where a transform left one."""
+    first, *rest = path
+    value = x.get(op.obj, first) if op.datum.kind == "map" else x.object_get(op.datum.variant(), first)
+    for name in rest:
+        value = x.object_get(value, name)
+    return value
 
 
 def field_path(path: str, syntax: str) -> list[str]:
@@ -291,10 +300,8 @@ class ExtractField(Transformation):
             return extracted
         op = operand(rec, self.which)
         rec = require_object(rec, op, "field extraction", self.class_name, allow_null=True)
-        value, schema = op.obj, op.schema
-        for i, name in enumerate(self.path):
-            got = x.get(value, name)
-            value = got if i == len(self.path) - 1 else x.as_map(got)
+        value, schema = field_at(op, self.path), op.schema
+        for name in self.path:
             if schema is not None:
                 schema = schemas.field(schema, name)
         if op.schema is not None and schema is not None:

@@ -115,8 +115,7 @@ OBJECT_SELECT_IN_SQL = (
     " (k, v) -> NOT array_contains(excluded, k) AND (size(included) = 0 OR array_contains(included, k))),"
     " (k, v) -> coalesce(try_element_at(map_from_arrays(renamed_from, renamed_to), k), k)))"
 )
-"""The same function in Spark SQL alone, as `OBJECT_PUT_IN_SQL` is."""
-
+"""The same function in Spark SQL alone: the object read as a map, filtered, renamed and written back."""
 
 OBJECT_GET = "sparklink_object_get"
 """The SQL function `object_get` calls: Java's lookup from our jar (jvm/sql/ObjectGet.java), else
@@ -137,7 +136,7 @@ OBJECT_SIZE_IN_SQL = (
     f" RETURN CASE WHEN try_variant_get(obj, '$', '{VARIANT_MAP}') IS NOT NULL"
     f" THEN size(try_variant_get(obj, '$', '{VARIANT_MAP}')) END"
 )
-"""The same function in Spark SQL alone, as `OBJECT_GET_IN_SQL` is."""
+"""The same function in Spark SQL alone: the whole object read as a map to count its fields."""
 
 
 def object_get(v: str, name: str) -> str:
@@ -160,7 +159,8 @@ def object_put(v: str, name: str, value: str) -> str:
 def object_select(v: str, exclude: list[str], include: list[str], renames: dict[str, str]) -> str:
     """The object in VARIANT `v` with only the fields not excluded and, if `include` is not empty, included,
     renamed by `renames` (the last of two fields renamed to one name wins); NULL when `v` is not an object."""
-    return f"{OBJECT_SELECT}({v}, {names(exclude)}, {names(include)}, {names(list(renames))}, {names(list(renames.values()))})"  # noqa: E501
+    lists = (exclude, include, list(renames), list(renames.values()))
+    return f"{OBJECT_SELECT}({v}, {', '.join(names(each) for each in lists)})"
 
 
 def names(values: list[str]) -> str:

@@ -70,11 +70,11 @@ def field_name(field: str) -> str:
 
 def with_key(schema: str, key: str, value: str) -> str:
     """The schema object with `key` set (VARIANT value)."""
-    return x.from_map(x.put(x.as_map(schema), key, value))
+    return x.object_put(schema, key, value)
 
 
 def without_key(schema: str, key: str) -> str:
-    return x.from_map(x.without(x.as_map(schema), [key]))
+    return x.object_select(schema, [key], [], {})
 
 
 def with_fields(schema: str, new_fields: str) -> str:

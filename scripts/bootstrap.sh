@@ -80,8 +80,9 @@ build_jar interceptor sparklink-mirror-interceptor.jar "$clients_jar" \
 pyspark_jars=$(.venv/bin/python -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')
 build_jar lines sparklink-lines.jar "$(find "$pyspark_jars" -name "*.jar" -xtype f | sort | paste -sd:)" \
   "the file sink's Spark line writer" jvm/lines/*.java
-# SQL functions of our own (sparklink_utf8_text, _json_variant, _variant_text, _object_put, _object_select),
-# compiled against the same jars (Scala's library for the Seq a Java UDF receives an array as).
+# SQL functions of our own (sparklink_utf8_text, _json_variant, _variant_text and the _object_* ones that
+# transforms read and edit JSON objects with), compiled against the same jars (Scala's library for the Seq
+# a Java UDF receives an SQL array as).
 build_jar sql sparklink-sql.jar "$(find "$pyspark_jars" \( -name "spark-sql-api_*.jar" -o -name "spark-variant_*.jar" \
   -o -name "spark-unsafe_*.jar" -o -name "jackson-core-*.jar" -o -name "scala-library-*.jar" \) -xtype f | sort | paste -sd:)" \
   "the worker's Spark SQL functions" jvm/sql/*.java

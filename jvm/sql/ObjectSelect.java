@@ -17,14 +17,16 @@ import scala.collection.Seq;
  * {@code map<string,variant>}), without converting the object to a map and back. The lists are a
  * transform's configuration, a few names: a linear search beats building a set for every record.
  */
-public final class ObjectSelect implements UDF5<VariantVal, Seq<String>, Seq<String>, Seq<String>, Seq<String>, VariantVal> {
+public final class ObjectSelect
+    implements UDF5<VariantVal, Seq<String>, Seq<String>, Seq<String>, Seq<String>, VariantVal> {
   private static final long serialVersionUID = 1L;
 
   @Override
   public VariantVal call(
       VariantVal obj, Seq<String> exclude, Seq<String> include, Seq<String> renamedFrom, Seq<String> renamedTo) {
     Variant object = ObjectFields.object(obj);
-    if (object == null) {
+    // The lists are never NULL in the SQL transforms write; a user's SQL step could pass one.
+    if (object == null || exclude == null || include == null || renamedFrom == null || renamedTo == null) {
       return null;
     }
     int size = object.objectSize();
@@ -35,7 +37,8 @@ public final class ObjectSelect implements UDF5<VariantVal, Seq<String>, Seq<Str
         continue;
       }
       int renamed = renamedFrom.indexOf(field.key);
-      out.put(renamed < 0 ? field.key : renamedTo.apply(renamed), field.value);
+      String name = renamed < 0 || renamed >= renamedTo.size() ? field.key : renamedTo.apply(renamed);
+      out.put(name == null ? field.key : name, field.value);
     }
     return out.finish();
   }

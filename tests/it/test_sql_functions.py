@@ -220,7 +220,10 @@ _READS = [
 
 def _shown(expr: str) -> str:
     """An expression's value as text that tells SQL NULL from a JSON null."""
-    return f"CASE WHEN {expr} IS NULL THEN 'SQL NULL' WHEN is_variant_null({expr}) THEN 'JSON null' ELSE CAST({expr} AS STRING) END"  # noqa: E501
+    return (
+        f"CASE WHEN {expr} IS NULL THEN 'SQL NULL' WHEN is_variant_null({expr}) THEN 'JSON null'"
+        f" ELSE CAST({expr} AS STRING) END"
+    )
 
 
 def _edited(session: Any) -> list[list[str | None]]:
@@ -264,3 +267,6 @@ def test_object_edits_and_reads_from_the_jar_answer_as_their_sql_forms(spark: An
     assert edited[2][len(_EDITS) :] == ["SQL NULL"] * 4 + ["0"]
     assert all(text is None for row in edited[4:] for text in row[: len(_EDITS)]), edited[4:]
     assert all(row[len(_EDITS) :] == ["SQL NULL"] * 4 + [None] for row in edited[4:]), edited[4:]
+    # A user's SQL step may pass NULL lists: no object then, rather than a failed Spark job.
+    missing = jar.sql(f"SELECT {exprs.OBJECT_SELECT}(parse_json('{{}}'), NULL, NULL, NULL, NULL) AS v").first()
+    assert missing is not None and missing["v"] is None

@@ -160,10 +160,10 @@ def object_select(v: str, exclude: list[str], include: list[str], renames: dict[
     """The object in VARIANT `v` with only the fields not excluded and, if `include` is not empty, included,
     renamed by `renames` (the last of two fields renamed to one name wins); NULL when `v` is not an object."""
     lists = (exclude, include, list(renames), list(renames.values()))
-    return f"{OBJECT_SELECT}({v}, {', '.join(names(each) for each in lists)})"
+    return f"{OBJECT_SELECT}({v}, {', '.join(string_array(each) for each in lists)})"
 
 
-def names(values: list[str]) -> str:
+def string_array(values: list[str]) -> str:
     """Strings as an SQL array<string> (typed even when empty)."""
     return f"CAST(array({', '.join(text(v) for v in values)}) AS ARRAY<STRING>)"
 

@@ -131,7 +131,7 @@ def first_listed_error(op: Operand, names: list[str], error: Callable[[str, str]
 
 def listed(names: list[str]) -> str:
     """The names as an SQL array of strings."""
-    return f"array({', '.join(x.text(name) for name in names)})"
+    return x.string_array(names)
 
 
 def on_struct(rec: Rec, which: Which, edit: Callable[[Rec, Shape], Rec | None]) -> Rec | None:

@@ -42,14 +42,13 @@ final class ObjectFields {
     }
   }
 
-  /** The object, or null where it is past the VARIANT size limit (that record then fails as not an object). */
+  /**
+   * The object. Past the VARIANT size limit the builder throws, as Spark's {@code to_variant_object} did in
+   * the map round trip this replaces: a NULL here would silently turn that record's value into Connect null.
+   */
   VariantVal finish() {
-    try {
-      builder.finishWritingObject(start, fields);
-      Variant done = builder.result();
-      return new VariantVal(done.getValue(), done.getMetadata());
-    } catch (RuntimeException e) { // VARIANT_SIZE_LIMIT
-      return null;
-    }
+    builder.finishWritingObject(start, fields);
+    Variant done = builder.result();
+    return new VariantVal(done.getValue(), done.getMetadata());
   }
 }

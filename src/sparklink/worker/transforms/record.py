@@ -90,6 +90,13 @@ class Datum:
             return x.as_map(self.col)
         return x.NULL_MAP
 
+    def field(self, name: str) -> str:
+        """Field `name` of the value as a VARIANT; NULL if the value is not an object or has no such field.
+        A VARIANT is read where it lies (the jar's object_get), never turned into a map for one field."""
+        if self.kind == "map":
+            return x.get(self.col, name)
+        return x.object_get(self.variant(), name)
+
     def is_null(self) -> str:
         return f"({self.col} IS NULL)"
 

@@ -86,6 +86,13 @@ def field(schema: str, name: str) -> str:
     return field_named(schema, x.text(name))
 
 
+def field_at(schema: str, path: list[str]) -> str:
+    """The schema of the field at a path of struct field names; NULL where a step finds none."""
+    for name in path:
+        schema = field(schema, name)
+    return schema
+
+
 def field_named(schema: str, name: str) -> str:
     """The schema of the struct field named by SQL expression `name` (a lambda variable, say); NULL if absent."""
     f = x.fresh("f")

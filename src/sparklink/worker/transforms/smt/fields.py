@@ -237,10 +237,8 @@ class ValueToKey(Transformation):
         rec = require_object(rec, op, "copying fields from value to key", self.class_name, allow_null=False)
         values, schemas_of = [], []
         for name, path in self.paths:
-            value, schema = field_at(op, path), op.schema
-            for part in path:
-                if schema is not None:
-                    schema = schemas.field(schema, part)
+            value = field_at(op, path)
+            schema = None if op.schema is None else schemas.field_at(op.schema, path)
             values.append(f"{x.text(name)}, coalesce({value}, {x.NULL_VARIANT})")
             if op.schema is not None and schema is not None:
                 missing = f"NOT {op.schemaless} AND {schema} IS NULL"
@@ -254,10 +252,9 @@ class ValueToKey(Transformation):
 
 
 def field_at(op: Operand, path: list[str]) -> str:
-    """The VARIANT at a path of field names in the part (NULL where a step finds no object or no such field),
-    read from the part's VARIANT as it lies, or from its map where a transform left one."""
+    """The VARIANT at a path of field names in the part; NULL where a step finds no object or no such field."""
     first, *rest = path
-    value = x.get(op.obj, first) if op.datum.kind == "map" else x.object_get(op.datum.variant(), first)
+    value = op.datum.field(first)
     for name in rest:
         value = x.object_get(value, name)
     return value
@@ -300,10 +297,8 @@ class ExtractField(Transformation):
             return extracted
         op = operand(rec, self.which)
         rec = require_object(rec, op, "field extraction", self.class_name, allow_null=True)
-        value, schema = field_at(op, self.path), op.schema
-        for name in self.path:
-            if schema is not None:
-                schema = schemas.field(schema, name)
+        value = field_at(op, self.path)
+        schema = None if op.schema is None else schemas.field_at(op.schema, self.path)
         if op.schema is not None and schema is not None:
             unknown = f"NOT {op.schemaless} AND {schema} IS NULL"
             message = x.text(f"Unknown field: {self.config['field']}")

@@ -4,6 +4,7 @@ and what it reports while the broker really recovers its logs after kill -9 - an
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 import ssl
 import tempfile
 from collections.abc import Iterator
@@ -53,6 +54,7 @@ def cluster() -> Iterator[KafkaCluster]:
         yield cluster
     finally:
         cluster.destroy()
+        shutil.rmtree(state, ignore_errors=True)  # destroy() removes the cluster's directory, not its parent
 
 
 def external(cluster: KafkaCluster) -> str:

@@ -3,6 +3,7 @@ changes, the availability rule with a broker down, and a full roll under an acks
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 import threading
 import time
@@ -35,6 +36,7 @@ def cluster() -> Iterator[KafkaCluster]:
         yield cluster
     finally:
         cluster.destroy()
+        shutil.rmtree(state, ignore_errors=True)  # destroy() removes the cluster's directory, not its parent
 
 
 def admin(cluster: KafkaCluster) -> AdminClient:

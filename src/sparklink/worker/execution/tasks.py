@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import logging
 import shutil
-import tempfile
 import threading
 import time
 import weakref
@@ -30,6 +29,7 @@ from sparklink.api.files import FileAccess
 from sparklink.clients.connect import WorkerClients
 from sparklink.worker import log_context
 from sparklink.worker.execution import contexts, kafka_io, outages, restarts, warm_up
+from sparklink.worker.execution import scratch as scratch_dirs
 from sparklink.worker.execution.clients import RunClients
 from sparklink.worker.execution.direct import ProgressOffsets, RealtimeSlots
 from sparklink.worker.execution.factory import RunFactory
@@ -71,7 +71,7 @@ class TaskRuns:
         # interval; for the others it fits inside their interval and changes nothing.
         spark.conf.set("spark.sql.streaming.pollingDelay", f"{trigger_interval_ms}ms")
         register_functions(spark)  # converters' expressions call them
-        scratch = Path(scratch_dir or tempfile.mkdtemp(prefix="sparklink-checkpoints-"))
+        scratch = scratch_dirs.claim(scratch_dir)
         self.services = RunServices(
             spark=spark,
             clients=RunClients(clients),

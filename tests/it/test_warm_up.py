@@ -1,7 +1,8 @@
 """A worker's warm-up (execution/warm_up.py): it runs Spark's write path through a task pipeline (the
 worker's converters and a transform) without sending a record, a sink's side of a pipeline (JSON values
-parsed, transformed and rendered) without writing anything, reads the config topic once it exists, and
-never fails the worker; and the Kafka sink input (columns, options) it shares with a task's query."""
+parsed, transformed and rendered) without writing anything, reads the config topic once it exists, opens
+a producer that sends nothing, and never fails the worker; and the Kafka sink input (columns, options) it
+shares with a task's query."""
 
 from __future__ import annotations
 
@@ -55,6 +56,14 @@ def test_the_sink_side_parses_transforms_and_renders_every_json_value(spark: Any
     assert warm_up.sink_path(spark) == warm_up.SINK_ROWS
 
 
+def test_the_producer_path_finds_the_topics_partitions_and_sends_nothing(spark: Any, kafka: KafkaCluster) -> None:
+    topic = unique("warm-produce")
+    create_topic(kafka.bootstrap_servers, topic, partitions=3)
+    clients = KafkaClientSettings(kafka.bootstrap_servers)
+    assert warm_up.producer_path(spark, clients, topic) == 3
+    assert topic_size(kafka.bootstrap_servers, topic) == 0
+
+
 def test_the_reader_waits_for_the_config_topic_to_appear(
     spark: Any, kafka: KafkaCluster, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -68,6 +77,7 @@ def test_the_reader_waits_for_the_config_topic_to_appear(
     messages = [r.getMessage() for r in caplog.records]
     assert any(m.startswith(f"Spark's Kafka reader warmed up on {topic}") for m in messages), messages
     assert any(m.startswith("a sink's converter path warmed up") for m in messages), messages
+    assert any(m.startswith("Spark's Kafka writer warmed up") for m in messages), messages
     assert any(m.startswith("the worker's Spark session is warmed up") for m in messages), messages
 
 

@@ -151,8 +151,8 @@ def object_size(v: str) -> str:
 
 
 def object_put(v: str, name: str, value: str) -> str:
-    """The object in VARIANT `v` with field `name` set to VARIANT `value` (SQL NULL as JSON null), as
-    `put` edits a map; NULL when `v` is not an object."""
+    """The object in VARIANT `v` with field `name` set to VARIANT `value` (SQL NULL as JSON null),
+    replacing a field of that name; NULL when `v` is not an object."""
     return f"{OBJECT_PUT}({v}, {text(name)}, {value})"
 
 
@@ -216,26 +216,8 @@ def from_map(m: str) -> str:
     return f"to_variant_object({m})"
 
 
-def get(m: str, name: str) -> str:
-    """A field of a map<string,variant> (NULL if absent)."""
-    return f"try_element_at({m}, {text(name)})"
-
-
-def put(m: str, name: str, value: str) -> str:
-    """`m` with `name` set to `value` (replacing an existing entry)."""
-    k, v = fresh("k"), fresh("v")
-    return f"map_concat(map_filter({m}, ({k}, {v}) -> {k} != {text(name)}), map({text(name)}, {value}))"
-
-
 def in_list(expr: str, names: list[str]) -> str:
     return f"{expr} IN ({', '.join(text(n) for n in names)})" if names else "false"
-
-
-def without(m: str, names: list[str]) -> str:
-    if not names:
-        return m
-    k, v = fresh("k"), fresh("v")
-    return f"map_filter({m}, ({k}, {v}) -> NOT ({in_list(k, names)}))"
 
 
 def json_string(s: str) -> str:

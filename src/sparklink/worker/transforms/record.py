@@ -93,9 +93,13 @@ class Datum:
     def field(self, name: str) -> str:
         """Field `name` of the value as a VARIANT; NULL if the value is not an object or has no such field.
         A VARIANT is read where it lies (the jar's object_get), never turned into a map for one field."""
+        return self.field_named(x.text(name))
+
+    def field_named(self, name: str) -> str:
+        """`field` for the name SQL expression `name` gives (a lambda variable, say)."""
         if self.kind == "map":
-            return x.get(self.col, name)
-        return x.object_get(self.variant(), name)
+            return f"try_element_at({self.col}, {name})"
+        return f"{x.OBJECT_GET}({self.variant()}, {name})"
 
     def is_null(self) -> str:
         return f"({self.col} IS NULL)"

@@ -106,25 +106,31 @@ def edited(
 
 
 def each_listed(op: Operand, names: list[str], edit: Callable[[str, str], str]) -> str:
-    """The part's map with every listed field's value replaced by `edit(name, value)` (SQL over the lambda's
-    variables), in one lambda over the map: the part's expression is copied twice in all, not a few times a
-    field (nested per-field edits grew as 3**fields and took Spark minutes to compile). Schemaless, Connect
-    puts every listed field (absent ones as null); with a schema only the existing ones."""
-    k, v = x.fresh("k"), x.fresh("v")
-    editing = f"({k}, {v}) -> {x.when(x.in_list(k, names), edit(k, v), v)}"
-    a, b = x.fresh("k"), x.fresh("v")
-    nulls = f"map_from_arrays({listed(names)}, array_repeat({x.NULL_VARIANT}, {len(names)}))"
-    absent = f"map_filter({nulls}, ({a}, {b}) -> NOT map_contains_key({op.obj}, {a}))"
-    return op.pick(
-        f"transform_values(map_concat({op.obj}, {absent}), {editing})", f"transform_values({op.obj}, {editing})"
-    )
+    """The part as an object VARIANT with every listed field's value replaced by `edit(name, value)` (the
+    field's name, and its value as an SQL VARIANT expression), one jar object_put per field on the part
+    read where it lies: never a map<string,variant> and back. The names are known here, so each edit is
+    only that field's: the SQL grows with the fields listed, not with their square. Schemaless, Connect
+    puts every listed field (absent ones as null); with a schema only the existing ones, so the absent
+    ones are dropped again."""
+    part = op.datum.variant()
+    every = part
+    for name in names:
+        every = x.object_put(every, name, edit(name, op.datum.field(name)))
+    if op.schema is None:
+        return every
+    n = x.fresh("n")
+    absent = f"filter({listed(names)}, {n} -> {op.datum.field_named(n)} IS NULL)"
+    no_names = listed([])
+    existing = f"{x.OBJECT_SELECT}({every}, {absent}, {no_names}, {no_names}, {no_names})"
+    return op.pick(every, existing)
 
 
 def first_listed_error(op: Operand, names: list[str], error: Callable[[str, str], str]) -> str:
     """The first non-NULL `error(name, value)` over the listed fields in list order (an absent field's value
-    is NULL), as Connect stops at the first field that throws; NULL when none does. One lambda, as above."""
+    is NULL), as Connect stops at the first field that throws; NULL when none does. One lambda over the
+    names, so the part's expression appears once however many fields are listed."""
     n, v, e = x.fresh("n"), x.fresh("v"), x.fresh("e")
-    values = f"transform({listed(names)}, {n} -> try_element_at({op.obj}, {n}))"
+    values = f"transform({listed(names)}, {n} -> {op.datum.field_named(n)})"
     errors = f"zip_with({listed(names)}, {values}, ({n}, {v}) -> {error(n, v)})"
     return f"try_element_at(filter({errors}, {e} -> {e} IS NOT NULL), 1)"
 

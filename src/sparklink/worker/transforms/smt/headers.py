@@ -56,7 +56,7 @@ class HeaderFrom(Transformation):
         added = []
         for field, header in zip(self.config["fields"], self.config["headers"], strict=True):
             schema = schemas.field(op.schema, field) if op.schema is not None else None
-            added.append(_header(header, _header_bytes(self, Datum.of_variant(x.get(op.obj, field), schema))))
+            added.append(_header(header, _header_bytes(self, Datum.of_variant(op.datum.field(field), schema))))
         rec = replace(rec, headers=f"concat({rec.headers}, array({', '.join(added)}))")
         if operation == "copy":
             return rec
@@ -66,7 +66,8 @@ class HeaderFrom(Transformation):
             f = x.fresh("f")
             kept = f"filter({schemas.fields(op.schema)}, {f} -> NOT ({x.in_list(schemas.field_name(f), fields)}))"
             schema_out = schemas.with_fields(op.schema, kept)
-        return edited(rec, op, self.which, x.without(op.obj, fields), schema_out, keep_null=False)
+        moved = x.object_select(op.datum.variant(), fields, [], {})
+        return edited(rec, op, self.which, moved, schema_out, keep_null=False, kind="variant")
 
 
 def literal_value(text: str) -> Any:

@@ -179,7 +179,7 @@ class MaskField(Transformation):
         else:
             message = x.text(f"Cannot mask value of type {struct} with custom replacement.")
         n = x.fresh("n")
-        held = f"NOT {x.is_null(f'try_element_at({op.obj}, {n})')}"
+        held = f"NOT {x.is_null(op.datum.field_named(n))}"
         is_struct = f"coalesce({_field_type(op.schema, n)}, '') = 'struct'"
         failing = f"NOT {op.schemaless} AND coalesce(exists({listed}, {n} -> {is_struct} AND {held}), false)"
         return rec.fail(failing, message, self.class_name)
@@ -197,9 +197,9 @@ class MaskField(Transformation):
         schema = op.schema
 
         def masked(k: str, v: str) -> str:
-            return self._masked(v, None if schema is None else _field_type(schema, k))[0]
+            return self._masked(v, None if schema is None else _field_type(schema, x.text(k)))[0]
 
-        return edited(rec, op, self.which, each_listed(op, names, masked), None, keep_null=False)
+        return edited(rec, op, self.which, each_listed(op, names, masked), None, keep_null=False, kind="variant")
 
 
 def _field_type(schema: str, name: str) -> str:

@@ -178,7 +178,13 @@ class Cast(Transformation):
 
         error = first_listed_error(op, names, lambda n, v: cast(n, v, 1))
         rec = rec.fail(f"NOT {op.datum.is_null()} AND {error} IS NOT NULL", error, self.class_name)
-        obj = each_listed(op, names, lambda k, v: cast(k, v, 0))
+        obj = each_listed(
+            op,
+            names,
+            lambda k, v: cast_value(v, self.casts[k], None if part_schema is None else schemas.field(part_schema, k))[
+                0
+            ],
+        )
         schema = None
         if op.schema is not None:
             f = x.fresh("f")
@@ -190,7 +196,7 @@ class Cast(Transformation):
                 )
             retyped = x.case(*branches, otherwise=f)
             schema = schemas.with_fields(op.schema, f"transform({schemas.fields(op.schema)}, {f} -> {retyped})")
-        return edited(rec, op, self.which, obj, schema)
+        return edited(rec, op, self.which, obj, schema, kind="variant")
 
 
 STRING, UNIX, DATE, TIME, TIMESTAMP = "string", "unix", "Date", "Time", "Timestamp"
@@ -360,15 +366,15 @@ class TimestampConverter(Transformation):
             return rec.with_datum(self.which, Datum.of_variant(value, schema))
         rec = require_object(rec, op, "converting timestamp formats", self.class_name, allow_null=True)
         field_schema = schemas.field(op.schema, name) if op.schema is not None else None
-        rec, value = self._convert(rec, x.get(op.obj, name), field_schema)
-        obj = x.put(op.obj, name, f"coalesce({value}, {x.NULL_VARIANT})")
+        rec, value = self._convert(rec, op.datum.field(name), field_schema)
+        obj = x.object_put(op.datum.variant(), name, f"coalesce({value}, {x.NULL_VARIANT})")
         schema = None
         if op.schema is not None:
             f = x.fresh("f")
             entry = schemas.named(self._target_schema(schemas.is_optional(f)), x.text(name))
             retyped = x.when(f"{schemas.field_name(f)} = {x.text(name)}", entry, f)
             schema = schemas.with_fields(op.schema, f"transform({schemas.fields(op.schema)}, {f} -> {retyped})")
-        return edited(rec, op, self.which, obj, schema)
+        return edited(rec, op, self.which, obj, schema, kind="variant")
 
 
 CastKey, CastValue = key_and_value(Cast)

@@ -37,11 +37,15 @@ def test_a_new_scratch_directory_removes_dead_owners_and_keeps_live_and_unknown_
     older = owned_by(tmp_path, "older", None)
     unrelated = tmp_path / "spark-elsewhere"
     unrelated.mkdir()
+    elsewhere = owned_by(tmp_path / "elsewhere", "target", f"{dead_pid} 1")
+    link = tmp_path / f"{scratch.PREFIX}link"
+    link.symlink_to(elsewhere)  # a link is never followed into, even to a dead owner's directory
 
     claimed = scratch.claim(tmp_path)
 
     assert not dead.exists() and not reused.exists()
     assert live.exists() and older.exists() and unrelated.exists()
+    assert link.is_symlink() and (elsewhere / "task-0-abc").exists()
     assert claimed.parent == tmp_path and claimed.name.startswith(scratch.PREFIX)
     assert (claimed / scratch.OWNER).read_text() == f"{os.getpid()} {own_start_time()}"
     # The directory just claimed is its owner's for as long as it runs: the next worker leaves it.

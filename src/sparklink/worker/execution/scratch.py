@@ -41,6 +41,8 @@ def abandoned(where: Path) -> list[Path]:
     found = []
     for scratch in sorted(where.glob(f"{PREFIX}*")):
         try:
+            if scratch.is_symlink() or scratch.stat().st_uid != os.getuid():
+                continue  # another user's (a shared /tmp), or a link: never removed from here
             owner = (scratch / OWNER).read_text()
         except OSError:  # not ours to judge: no owner file (an older worker's), or not a directory
             continue

@@ -170,21 +170,22 @@ class Cast(Transformation):
         names = list(self.casts)
         part_schema = op.schema
 
-        def cast(name: str, v: str, part: int) -> str:
-            """Part `part` of cast_value for the field named by SQL `name`: a CASE over the distinct targets."""
+        def cast_error(name: str, v: str) -> str:
+            """cast_value's error for the field named by SQL `name` (a lambda variable over the listed
+            names): a CASE over the distinct targets."""
             field_schema = None if part_schema is None else schemas.field_named(part_schema, name)
-            targets = [(x.in_list(name, fields), cast_value(v, t, field_schema)[part]) for t, fields in self.targets]
+            targets = [(x.in_list(name, fields), cast_value(v, t, field_schema)[1]) for t, fields in self.targets]
             return x.case(*targets)
 
-        error = first_listed_error(op, names, lambda n, v: cast(n, v, 1))
+        error = first_listed_error(op, names, cast_error)
         rec = rec.fail(f"NOT {op.datum.is_null()} AND {error} IS NOT NULL", error, self.class_name)
-        obj = each_listed(
-            op,
-            names,
-            lambda k, v: cast_value(v, self.casts[k], None if part_schema is None else schemas.field(part_schema, k))[
-                0
-            ],
-        )
+
+        def cast_field(name: str, v: str) -> str:
+            """Field `name` cast to its own target (each_listed builds each field's edit by itself)."""
+            field_schema = None if part_schema is None else schemas.field(part_schema, name)
+            return cast_value(v, self.casts[name], field_schema)[0]
+
+        obj = each_listed(op, names, cast_field)
         schema = None
         if op.schema is not None:
             f = x.fresh("f")

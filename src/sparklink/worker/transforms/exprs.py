@@ -2,8 +2,10 @@
 
 Every expression of a chain is built as SQL text and handed to Spark once per step (`selectExpr`), so
 compiling a chain costs a handful of JVM calls instead of one per sub-expression. Connect's
-schemaless data (maps, lists, primitives) and the payload of its schema'd data are VARIANT values; an
-object that a transform edits field by field is turned into a `map<string,variant>` and back.
+schemaless data (maps, lists, primitives) and the payload of its schema'd data are VARIANT values; a
+transform reads and edits an object's fields in place with the jar's object functions (`object_get`,
+`object_put`, `object_select`); only a transform that rewrites every key (Flatten) or builds a new
+object (HoistField, ValueToKey's key) makes a `map<string,variant>`.
 
 Every helper is exception-free at run time (try_* forms), because one record's bad data must become an
 error value for that record, never a failed Spark job.

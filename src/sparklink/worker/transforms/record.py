@@ -8,7 +8,7 @@ runs until the pipeline selects the expressions, so a whole chain becomes one Sp
 
 Key and value are `Datum`s: an expression plus its `kind`, known when compiling:
   binary  - bytes (ByteArrayConverter)          string - text (StringConverter)
-  variant - any Connect value (JsonConverter)   map    - an object being edited, map<string,variant>
+  variant - any Connect value (JsonConverter)   map    - an object a transform built, map<string,variant>
 and, for schema'd data, a second expression with the Connect schema (JsonConverter's JSON form) as
 VARIANT. Connect null is SQL NULL at the top level of a Datum.
 """

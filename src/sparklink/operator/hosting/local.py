@@ -10,7 +10,9 @@ distributed group on the resource's `group.id` (see `WorkerSettings.properties`)
 workers, scaling down stops the highest-numbered ones (a clean leave, so the group rebalances).
 Workers live in their own sessions, so they outlive an operator that crashes, as pods outlive a crashed
 Strimzi operator; the next operator adopts a live worker whose settings still match instead of starting
-a second one on the same group. A settings change restarts the workers on the same ports. Workers stop
+a second one on the same group. A settings change restarts the workers on the same ports. A worker that
+exits on its own is started again, after a growing back-off when it keeps exiting, and the status says why
+it exited until the group answers (`crash_loop`). Workers stop
 when their resource is deleted and when the operator stops. The group's REST URL is the first worker's
 (any worker answers, and forwards to the leader what needs it). It is https on 127.0.0.1 with client
 certificates required (`model.rest_tls`): the group's CA and worker certificate are in `rest-tls/` (0700,
@@ -26,11 +28,13 @@ import os
 import shutil
 import sys
 import threading
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from sparklink.clients.settings import properties_text
 from sparklink.operator.hosting import HostState, rest_tls
+from sparklink.operator.hosting.crash_loop import CrashLoops
 from sparklink.operator.model import rest_tls as rest_listener
 from sparklink.operator.model import worker_security
 from sparklink.operator.model.resources import Key, Resource
@@ -65,6 +69,7 @@ class LocalWorkerHost:
         self.plugin_path = plugin_path
         self._lock = threading.Lock()
         self._known: set[Key] = set()
+        self._crashes = CrashLoops()
 
     def dir_for(self, key: Key) -> Path:
         return self.state_dir / key.namespace / key.kind / key.name
@@ -90,6 +95,9 @@ class LocalWorkerHost:
         ca_pem = tls[rest_listener.CA_CERT]
         with self.identity.connect(url, ca_pem, timeout=5) as client:
             ready = client.alive()
+        if ready:
+            with self._lock:
+                self._crashes.forget(key)
         detail = next((d for _, d in started if d), None)
         waiting = None if ready else detail or f"the worker at {url} is starting"
         return HostState(url, ready, settings.replicas, waiting, str(self.dir_for(key) / "credentials"), ca_pem)
@@ -124,6 +132,7 @@ class LocalWorkerHost:
                 shutil.rmtree(self._dir(key, replica) / "credentials", ignore_errors=True)
             shutil.rmtree(self._tls_dir(key), ignore_errors=True)
             self._known.discard(key)
+            self._crashes.forget(key)
 
     def close(self) -> None:
         """Stop the workers this operator started or adopted (their state stays for the next operator)."""
@@ -155,22 +164,38 @@ class LocalWorkerHost:
     ) -> tuple[WorkerRecord, str | None]:
         """Keep, adopt, restart or start worker `replica`: its record, and why it was not simply running."""
         record = self._record(key, replica)
-        detail = None
         if record is not None and record.uid != owner.uid:
             # A resource of the same name was deleted and created again while we were away.
             self._stop(key, replica, record, "the resource was re-created")
+            self._crashes.forget(key)
             record = None
         fingerprint = _fingerprint(settings, tls)
         if record is not None and self._running(key, replica, record) and record.fingerprint != fingerprint:
             self._stop(key, replica, record, "its settings changed")
             record = WorkerRecord(0, record.port, record.fingerprint, record.uid)
+        now = time.monotonic()
         if record is None or not self._running(key, replica, record):
             if record is not None and record.pid:
-                tail = process.tail(self._log(key, replica), 15)
-                detail = f"the worker (pid {record.pid}) had exited; last log lines:\n{tail}"
-                log.warning("%s: worker %d (pid %d) exited, starting a new one", key, replica, record.pid)
+                self._noticed_exit(key, replica, record, now)
+            if record is not None and not self._crashes.may_start(key, replica, fingerprint, now):
+                return record, self._exit_detail(key, replica, fingerprint)  # backing off: the reconcile looks again
             record = self._start(key, replica, owner, settings, fingerprint, record.port if record else None)
-        return record, detail
+        return record, self._exit_detail(key, replica, fingerprint)
+
+    def _noticed_exit(self, key: Key, replica: int, record: WorkerRecord, now: float) -> None:
+        before = self._crashes.last(key, replica)
+        tail = process.tail(self._log(key, replica), 15)
+        exit_ = self._crashes.exited(key, replica, record.pid, record.fingerprint, tail, now)
+        if before is None or before.pid != record.pid:
+            log.warning(
+                "%s: worker %d (pid %d) exited (%d in a row); starting it again after %.0f s",
+                key, replica, record.pid, exit_.times, exit_.delay_s,
+            )  # fmt: skip
+
+    def _exit_detail(self, key: Key, replica: int, fingerprint: str) -> str | None:
+        """Why the replica is not up: its worker's last exit with these settings, until the group answers."""
+        exit_ = self._crashes.last(key, replica)
+        return exit_.message(replica) if exit_ is not None and exit_.fingerprint == fingerprint else None
 
     def _start(
         self, key: Key, replica: int, owner: Resource, settings: WorkerSettings, fingerprint: str, port: int | None

@@ -29,6 +29,8 @@ class WorkerProcess:
         env: dict[str, str] | None = None,
     ) -> None:
         """`env`: environment variables the worker process gets on top of this one's."""
+        # Off unless a test asks for it, as for in-process workers (conftest.worker_props): tests time nothing.
+        props = {"sparklink.warm.up.enable": "false", **props}
         if "listeners" in props:
             self.props = dict(props)
         else:

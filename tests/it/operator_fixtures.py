@@ -304,6 +304,15 @@ def kubeobj(kube_api: k8s.ApiClient, namespace: str) -> Kube:
     return Kube(kube_api, namespace)
 
 
+TEST_WORKER_CONFIG: dict[str, Any] = {
+    "task.trigger.interval.ms": 500,
+    # The warm-up trades seconds of a worker's start (7 s on this 2-core machine with the suite running) for
+    # its first tasks' speed; the operator's tests time nothing, so their workers skip it, as conftest's do.
+    "sparklink.warm.up.enable": "false",
+}
+"""What the tests add to a KafkaConnect's `spec.config` (a KafkaMirrorMaker2's `spec.target.config`)."""
+
+
 def kafka_connect_body(name: str, bootstrap: str, **config: Any) -> dict[str, Any]:
     """A KafkaConnect on the test Kafka: one worker, short triggers, single-partition internal topics."""
     return {
@@ -323,7 +332,7 @@ def kafka_connect_body(name: str, bootstrap: str, **config: Any) -> dict[str, An
                 "status.storage.replication.factor": 1,
                 "offset.storage.partitions": 1,
                 "status.storage.partitions": 1,
-                "task.trigger.interval.ms": 500,
+                **TEST_WORKER_CONFIG,
                 **config,
             },
         },

@@ -53,6 +53,7 @@ status.storage.partitions = 1
 sync.topic.acls.enabled = false
 emit.heartbeats.interval.seconds = 1
 task.trigger.interval.ms = 300
+sparklink.warm.up.enable = false
 spark.master = local[2]
 sparklink.state.dir = {tmp_path / "state"}
 """

@@ -32,7 +32,15 @@ from sparklink.clients.preflight import verify
 from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform.kafka import KafkaCluster
 from tests.helpers import unique, wait_for
-from tests.it.operator_fixtures import Kube, OperatorProcess, conditions, connector_state, is_ready, task_states
+from tests.it.operator_fixtures import (
+    TEST_WORKER_CONFIG,
+    Kube,
+    OperatorProcess,
+    conditions,
+    connector_state,
+    is_ready,
+    task_states,
+)
 
 pytestmark = [pytest.mark.kube, pytest.mark.usefixtures("clusters")]
 
@@ -476,7 +484,7 @@ def mirror_maker_2(topic: str) -> dict[str, Any]:
             "passwordSecret": {"secretName": "mm2-user", "password": "password"},
         },
     }
-    target["config"]["task.trigger.interval.ms"] = 500
+    target["config"].update(TEST_WORKER_CONFIG)
     (mirror,) = body["spec"]["mirrors"]
     mirror["source"] = {
         "alias": SINGLE,

@@ -22,7 +22,7 @@ import yaml
 from sparklink.platform.kafka import KafkaCluster
 from tests.helpers import unique, wait_for
 from tests.it.mirror_fixtures import create_topic, produce
-from tests.it.operator_fixtures import Kube, OperatorProcess, conditions, is_ready
+from tests.it.operator_fixtures import TEST_WORKER_CONFIG, Kube, OperatorProcess, conditions, is_ready
 
 pytestmark = [pytest.mark.kafka, pytest.mark.kube]
 
@@ -57,7 +57,7 @@ def mirror(
     )
     body = copy.deepcopy(example)
     body["spec"]["target"]["bootstrapServers"] = target_kafka.bootstrap_servers
-    body["spec"]["target"]["config"]["task.trigger.interval.ms"] = 500
+    body["spec"]["target"]["config"].update(TEST_WORKER_CONFIG)
     mirror_spec = body["spec"]["mirrors"][0]
     mirror_spec["source"]["bootstrapServers"] = kafka.bootstrap_servers
     mirror_spec["topicsPattern"] = topic

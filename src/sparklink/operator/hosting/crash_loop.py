@@ -1,13 +1,12 @@
-"""What the local host remembers of workers that exited on their own: why, how often in a row, and when
-the next start may be (a back-off, as a kubelet's for a container that keeps crashing).
+"""What the local host remembers of workers that exited on their own: the last exit's reason, how many
+exits came in a row, and when the next start may be (a back-off, as a kubelet's for a container that keeps
+crashing). Caller: `hosting.local`.
 
-A worker whose start fails (a wrong password, an untrusted certificate) exits within seconds, and the host
-starts another at its next reconcile. Without memory, the reason was in the status only until the next
-reconcile found the new worker starting; the operator's own status write triggers that reconcile, so
-the NotReady condition said "starting" nearly all the time and the reason flashed by (a test watching
-for it waited 25-77 s in CI). Now the last exit's reason stays in the status until the group answers,
-and a worker that keeps exiting is started again after 0, 5, 10, 20, 40, then every 60 s, not every
-few seconds. A settings change (a fixed Secret, say) restarts at once. Pure: the caller passes the time.
+A worker whose start fails (a wrong password, an untrusted certificate) exits within seconds. Its reason
+stays in the resource's NotReady condition until the group answers: the replacement worker's "starting"
+must not overwrite it, and would at once, since each status write is a watch event that triggers another
+reconcile. A worker that keeps exiting is started again after 0, 5, 10, 20, 40, then every 60 s; new
+settings (a fixed Secret, say) start at once. Pure: the caller passes the time.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ def test_the_same_exit_noticed_by_several_reconciles_counts_once_and_its_message
     assert second.message(0).startswith("worker 0 (pid 101) exited 2 times in a row; it is started again 5 s after")
 
 
-def test_new_settings_start_at_once_and_count_from_one_and_forget_clears_the_resources_exits_only() -> None:
+def test_new_settings_start_at_once_and_count_from_one_and_forget_clears_a_replica_or_the_resource_only() -> None:
     loops = CrashLoops()
     other = Key(KAFKA_CONNECT, "ns", "other")
     loops.exited(KEY, 0, 100, "f1", TAIL, 0.0)
@@ -45,7 +45,11 @@ def test_new_settings_start_at_once_and_count_from_one_and_forget_clears_the_res
     assert not loops.may_start(KEY, 0, "f1", 6.0)
     assert loops.may_start(KEY, 0, "f2", 6.0)  # a fixed Secret, say: no waiting
     assert loops.exited(KEY, 0, 102, "f2", TAIL, 7.0).times == 1
-    loops.forget(KEY)
+    loops.exited(KEY, 1, 300, "f2", TAIL, 7.0)
+    loops.forget(KEY, 0)  # the first worker answers: its count starts again, replica 1's goes on
     assert loops.last(KEY, 0) is None and loops.may_start(KEY, 0, "f2", 7.0)
+    assert loops.last(KEY, 1) is not None
+    loops.forget(KEY)
+    assert loops.last(KEY, 1) is None
     last = loops.last(other, 1)
     assert last is not None and last.pid == 200

@@ -6,7 +6,9 @@ A worker whose start fails (a wrong password, an untrusted certificate) exits wi
 stays in the resource's NotReady condition until the group answers: the replacement worker's "starting"
 must not overwrite it, and would at once, since each status write is a watch event that triggers another
 reconcile. A worker that keeps exiting is started again after 0, 5, 10, 20, 40, then every 60 s; new
-settings (a fixed Secret, say) start at once. Pure: the caller passes the time.
+settings (a fixed Secret, say) start at once. The count starts again for the first worker when the group
+answers (the only answer the host asks for), for the others when the settings change or the resource goes.
+Pure: the caller passes the time.
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ class CrashLoops:
     def last(self, key: Key, replica: int) -> Exit | None:
         return self._exits.get((key, replica))
 
-    def forget(self, key: Key) -> None:
-        """The group answers (its workers start fine) or the resource is gone: count from zero again."""
-        for noted in [k for k in self._exits if k[0] == key]:
+    def forget(self, key: Key, replica: int | None = None) -> None:
+        """Count from zero again for one replica (its worker answers) or all (the resource is gone)."""
+        for noted in [k for k in self._exits if k[0] == key and replica in (None, k[1])]:
             del self._exits[noted]

@@ -95,9 +95,9 @@ class LocalWorkerHost:
         ca_pem = tls[rest_listener.CA_CERT]
         with self.identity.connect(url, ca_pem, timeout=5) as client:
             ready = client.alive()
-        if ready:
+        if ready:  # only the first worker's answer is asked for: the others' counts go on until a change
             with self._lock:
-                self._crashes.forget(key)
+                self._crashes.forget(key, 0)
         detail = next((d for _, d in started if d), None)
         waiting = None if ready else detail or f"the worker at {url} is starting"
         return HostState(url, ready, settings.replicas, waiting, str(self.dir_for(key) / "credentials"), ca_pem)
@@ -183,10 +183,11 @@ class LocalWorkerHost:
         return record, self._exit_detail(key, replica, fingerprint)
 
     def _noticed_exit(self, key: Key, replica: int, record: WorkerRecord, now: float) -> None:
+        """Note a worker's exit, once: while its next start waits, each reconcile finds the same dead pid."""
         before = self._crashes.last(key, replica)
-        tail = process.tail(self._log(key, replica), 15)
-        exit_ = self._crashes.exited(key, replica, record.pid, record.fingerprint, tail, now)
         if before is None or before.pid != record.pid:
+            tail = process.tail(self._log(key, replica), 15)
+            exit_ = self._crashes.exited(key, replica, record.pid, record.fingerprint, tail, now)
             log.warning(
                 "%s: worker %d (pid %d) exited (%d in a row); starting it again after %.0f s",
                 key, replica, record.pid, exit_.times, exit_.delay_s,

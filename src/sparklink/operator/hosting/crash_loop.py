@@ -51,7 +51,8 @@ class Exit:
 
 
 class CrashLoops:
-    """Exits per (resource, replica), kept until the resource's group answers or the resource goes."""
+    """The last exit per (resource, replica), with the count of exits in a row (see the module for when
+    a count starts again)."""
 
     def __init__(self) -> None:
         self._exits: dict[tuple[Key, int], Exit] = {}

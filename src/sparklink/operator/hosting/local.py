@@ -12,12 +12,12 @@ Workers live in their own sessions, so they outlive an operator that crashes, as
 Strimzi operator; the next operator adopts a live worker whose settings still match instead of starting
 a second one on the same group. A settings change restarts the workers on the same ports. A worker that
 exits on its own is started again, after a growing back-off when it keeps exiting, and the status says why
-it exited until the group answers (`crash_loop`). Workers stop
-when their resource is deleted and when the operator stops. The group's REST URL is the first worker's
-(any worker answers, and forwards to the leader what needs it). It is https on 127.0.0.1 with client
-certificates required (`model.rest_tls`): the group's CA and worker certificate are in `rest-tls/` (0700,
-files 0600, kept across restarts; a renewed certificate changes the fingerprint, so the workers restart
-with it), and the operator's client identity in `<state dir>/rest-client/`.
+it exited until the group answers (`crash_loop`). Workers stop when their resource is deleted and when the
+operator stops. The group's REST URL is the first worker's (any worker answers, and forwards to the leader
+what needs it). It is https on 127.0.0.1 with client certificates required (`model.rest_tls`): the
+group's CA and worker certificate are in `rest-tls/` (0700, files 0600, kept across restarts; a renewed
+certificate changes the fingerprint, so the workers restart with it), and the operator's client identity
+in `<state dir>/rest-client/`.
 """
 
 from __future__ import annotations

@@ -38,6 +38,8 @@ from sparklink.platform import ca
 from sparklink.platform.kafka import KafkaCluster
 from sparklink.worker.assembly import RunningWorker, start_worker
 from sparklink.worker.config import WorkerConfig
+from sparklink.worker.rest.security.settings import RestSecurity
+from sparklink.worker.rest.server import RestServer
 from tests.conftest import worker_props
 from tests.helpers import unique
 from tests.support import canary
@@ -251,6 +253,33 @@ def test_curl_and_a_connect_client_library_work_over_https_with_a_client_certifi
     assert created.status_code == 201 and created.json()["name"] == name
     assert name in api.get_raw("/connectors", cert=cert).json()
     assert api.delete_raw(f"/connectors/{name}", cert=cert).status_code == 204
+
+
+def test_a_stopping_https_server_does_not_wait_for_an_idle_client_connection(pki: Pki) -> None:
+    """A client keeps its keep-alive connection open and idle in its pool. uvicorn waits for every connection
+    to close, and a TLS connection closes only when the client answers the close, which an idle client never
+    does: the server's thread must end within stop() all the same (it did not, and stop() gave up after 15 s)."""
+    props = {
+        "bootstrap.servers": "127.0.0.1:9",
+        "group.id": unique("stopping"),
+        "listeners": "https://127.0.0.1:0",
+        "listeners.https.ssl.keystore.type": "PKCS12",
+        "listeners.https.ssl.keystore.location": pki.path("worker.p12"),
+        "listeners.https.ssl.keystore.password": STORE_PASSWORD,
+        "listeners.https.ssl.truststore.type": "PEM",
+        "listeners.https.ssl.truststore.location": pki.path("ca.pem"),
+        "listeners.https.ssl.client.auth": "required",
+    }
+    server = RestServer(RestSecurity.of(WorkerConfig.model_validate(props), {}))
+    server.start(timeout=30)
+    try:
+        with httpx.Client(verify=pki.client_context("alice"), timeout=30) as client:
+            answer = client.get(f"{server.urls[0]}/no-such-page")  # any answer leaves the connection idle
+            assert answer.status_code == 404 and answer.headers.get("connection") != "close"
+            server.stop()
+            assert not server.alive, "the REST server still runs after stop() while a client holds a connection"
+    finally:
+        server.stop()
 
 
 def test_the_worker_advertises_its_https_listener(secured: Secured) -> None:

@@ -121,8 +121,8 @@ class RestServer:
         while self._thread.is_alive() and time.monotonic() < deadline:
             # uvicorn waits for every connection to close. A client's idle keep-alive connection over TLS
             # closes when the client answers the close (uvloop waits 30 s for that), and an idle pooled client
-            # does not read: the operator's worker 0 took 15 s to stop, the length of this wait until now.
-            # Once no request is in flight, nothing left is worth waiting for.
+            # does not read, so a worker the operator talks to would wait out the whole STOP_WAIT_S. Once no
+            # request is in flight, nothing left is worth waiting for.
             if not any(server.server_state.tasks for server in self._servers):
                 for server in self._servers:
                     server.force_exit = True

@@ -129,6 +129,20 @@ class Secured:
         return httpx.Client(verify=self.pki.client_context(cert), auth=auth, timeout=60)
 
 
+def https_listener(pki: Pki) -> dict[str, str]:
+    """The main listener's settings: https on a free port, the worker's PKCS12 key store, client certificates
+    from the test CA required."""
+    return {
+        "listeners": "https://127.0.0.1:0",
+        "listeners.https.ssl.keystore.type": "PKCS12",
+        "listeners.https.ssl.keystore.location": pki.path("worker.p12"),
+        "listeners.https.ssl.keystore.password": STORE_PASSWORD,
+        "listeners.https.ssl.truststore.type": "PEM",
+        "listeners.https.ssl.truststore.location": pki.path("ca.pem"),
+        "listeners.https.ssl.client.auth": "required",
+    }
+
+
 @pytest.fixture(scope="module")
 def secured(kafka: KafkaCluster, spark: Any, pki: Pki, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secured]:
     state = tmp_path_factory.mktemp("secured")
@@ -143,14 +157,8 @@ def secured(kafka: KafkaCluster, spark: Any, pki: Pki, tmp_path_factory: pytest.
     props.pop("rest.port")
     props.update(
         {
-            "listeners": "https://127.0.0.1:0",
+            **https_listener(pki),
             "admin.listeners": "https://127.0.0.1:0",
-            "listeners.https.ssl.keystore.type": "PKCS12",
-            "listeners.https.ssl.keystore.location": pki.path("worker.p12"),
-            "listeners.https.ssl.keystore.password": STORE_PASSWORD,
-            "listeners.https.ssl.truststore.type": "PEM",
-            "listeners.https.ssl.truststore.location": pki.path("ca.pem"),
-            "listeners.https.ssl.client.auth": "required",
             "admin.listeners.https.ssl.keystore.type": "PEM",
             "admin.listeners.https.ssl.keystore.key": Path(pki.path("admin-key.pem")).read_text(),
             "admin.listeners.https.ssl.key.password": KEY_PASSWORD,
@@ -262,13 +270,7 @@ def test_a_stopping_https_server_does_not_wait_for_an_idle_client_connection(pki
     props = {
         "bootstrap.servers": "127.0.0.1:9",
         "group.id": unique("stopping"),
-        "listeners": "https://127.0.0.1:0",
-        "listeners.https.ssl.keystore.type": "PKCS12",
-        "listeners.https.ssl.keystore.location": pki.path("worker.p12"),
-        "listeners.https.ssl.keystore.password": STORE_PASSWORD,
-        "listeners.https.ssl.truststore.type": "PEM",
-        "listeners.https.ssl.truststore.location": pki.path("ca.pem"),
-        "listeners.https.ssl.client.auth": "required",
+        **https_listener(pki),
     }
     server = RestServer(RestSecurity.of(WorkerConfig.model_validate(props), {}))
     server.start(timeout=30)

@@ -116,7 +116,8 @@ class RestServer:
         """Stop serving: requests in flight may finish (for up to `STOP_WAIT_S`); idle connections are cut."""
         for server in self._servers:
             server.should_exit = True
-        self._thread.join(timeout=IDLE_CLOSE_S)
+        if self._thread.is_alive():  # a thread never started cannot be joined
+            self._thread.join(timeout=IDLE_CLOSE_S)
         deadline = time.monotonic() + STOP_WAIT_S
         while self._thread.is_alive() and time.monotonic() < deadline:
             # uvicorn waits for every connection to close. A client's idle keep-alive connection over TLS

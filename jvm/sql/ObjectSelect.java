@@ -1,45 +1,108 @@
 package io.sparklink.spark;
 
-import org.apache.spark.sql.api.java.UDF5;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import org.apache.spark.sql.api.java.UDF2;
 import org.apache.spark.types.variant.Variant;
 import org.apache.spark.types.variant.Variant.ObjectField;
 import org.apache.spark.unsafe.types.VariantVal;
-import scala.collection.Seq;
 
 /**
- * The SQL function {@code sparklink_object_select(VARIANT obj, ARRAY<STRING> exclude, ARRAY<STRING>
- * include, ARRAY<STRING> renamed_from, ARRAY<STRING> renamed_to) -> VARIANT}: the object's fields not in
- * {@code exclude} and, when {@code include} is not empty, in it, each renamed where it is in
- * {@code renamed_from} (to the name at the same place in {@code renamed_to}); NULL where {@code obj} is not
- * an object. ReplaceField's edit of a schemaless value or a schema'd payload.
+ * The SQL function {@code sparklink_object_select(VARIANT obj, STRING lists) -> VARIANT}: the object's
+ * fields not excluded and, when the included list is not empty, included, each renamed where it is in the
+ * renamed-from list (to the name at the same place in the renamed-to list); NULL where {@code obj} is not
+ * an object or {@code lists} is not four lists of names. {@code lists} is the JSON text
+ * {@code [exclude, include, renamed_from, renamed_to]}, each an array of strings. ReplaceField's edit of a
+ * schemaless value or a schema'd payload.
  *
  * <p>It answers as its SQL form ({@code map_filter} and {@code transform_keys} over the object as a
- * {@code map<string,variant>}), without converting the object to a map and back. The lists are a
- * transform's configuration, a few names: a linear search beats building a set for every record.
+ * {@code map<string,variant>}), without converting the object to a map and back. The lists come as one
+ * text rather than four SQL arrays: Spark converts each array argument of a Java function to a Scala
+ * {@code Seq} for every record, and reads the session's settings again for each element it converts,
+ * which took a tenth of a JSON sink's CPU (JFR, bench.sink's chain). The text is a transform's
+ * configuration, the same for every record: it is read once and kept.
  */
-public final class ObjectSelect
-    implements UDF5<VariantVal, Seq<String>, Seq<String>, Seq<String>, Seq<String>, VariantVal> {
+public final class ObjectSelect implements UDF2<VariantVal, String, VariantVal> {
   private static final long serialVersionUID = 1L;
+  private static final JsonFactory JSON = new JsonFactory();
+
+  /** The four lists of one {@code lists} text. */
+  private record Lists(List<String> exclude, List<String> include, List<String> from, List<String> to) {}
+
+  private static final Lists MALFORMED = new Lists(List.of(), List.of(), List.of(), List.of());
+
+  // Each text's lists, read once: one per ReplaceField (or HoistField) in the worker's chains. Emptied
+  // when it reaches the bound, so a user's SQL step passing a new text per record cannot grow it.
+  private static final int KEPT = 256;
+  private static final ConcurrentHashMap<String, Lists> READ = new ConcurrentHashMap<>();
 
   @Override
-  public VariantVal call(
-      VariantVal obj, Seq<String> exclude, Seq<String> include, Seq<String> renamedFrom, Seq<String> renamedTo) {
+  public VariantVal call(VariantVal obj, String lists) {
     Variant object = ObjectFields.object(obj);
-    // The lists are never NULL in the SQL transforms write; a user's SQL step could pass one.
-    if (object == null || exclude == null || include == null || renamedFrom == null || renamedTo == null) {
+    if (object == null || lists == null) {
+      return null;
+    }
+    Lists parsed = parsed(lists);
+    if (parsed == MALFORMED) { // a user's SQL step may pass anything
       return null;
     }
     int size = object.objectSize();
     ObjectFields out = new ObjectFields(size);
     for (int i = 0; i < size; i++) {
       ObjectField field = object.getFieldAtIndex(i);
-      if (exclude.contains(field.key) || (!include.isEmpty() && !include.contains(field.key))) {
+      if (parsed.exclude.contains(field.key) || (!parsed.include.isEmpty() && !parsed.include.contains(field.key))) {
         continue;
       }
-      int renamed = renamedFrom.indexOf(field.key);
-      String name = renamed < 0 || renamed >= renamedTo.size() ? field.key : renamedTo.apply(renamed);
+      // A few names each: a linear search beats building a set.
+      int renamed = parsed.from.indexOf(field.key);
+      String name = renamed < 0 || renamed >= parsed.to.size() ? field.key : parsed.to.get(renamed);
       out.put(name == null ? field.key : name, field.value);
     }
     return out.finish();
+  }
+
+  private static Lists parsed(String lists) {
+    Lists known = READ.get(lists);
+    if (known != null) {
+      return known;
+    }
+    Lists read = read(lists);
+    if (READ.size() >= KEPT) {
+      READ.clear();
+    }
+    READ.put(lists, read);
+    return read;
+  }
+
+  private static Lists read(String text) {
+    List<List<String>> lists = new ArrayList<>(4);
+    try (JsonParser parser = JSON.createParser(text)) {
+      if (parser.nextToken() != JsonToken.START_ARRAY) {
+        return MALFORMED;
+      }
+      while (parser.nextToken() == JsonToken.START_ARRAY) {
+        List<String> names = new ArrayList<>();
+        JsonToken token;
+        while ((token = parser.nextToken()) != JsonToken.END_ARRAY) {
+          if (token != JsonToken.VALUE_STRING && token != JsonToken.VALUE_NULL) {
+            return MALFORMED;
+          }
+          names.add(parser.getValueAsString());
+        }
+        lists.add(names);
+      }
+      if (parser.currentToken() != JsonToken.END_ARRAY || lists.size() != 4) {
+        return MALFORMED;
+      }
+    } catch (IOException e) {
+      return MALFORMED;
+    }
+    return new Lists(lists.get(0), lists.get(1), lists.get(2), lists.get(3));
   }
 }

@@ -267,6 +267,14 @@ def test_object_edits_and_reads_from_the_jar_answer_as_their_sql_forms(spark: An
     assert edited[2][len(_EDITS) :] == ["SQL NULL"] * 4 + ["0"]
     assert all(text is None for row in edited[4:] for text in row[: len(_EDITS)]), edited[4:]
     assert all(row[len(_EDITS) :] == ["SQL NULL"] * 4 + [None] for row in edited[4:]), edited[4:]
-    # A user's SQL step may pass NULL lists: no object then, rather than a failed Spark job.
-    missing = jar.sql(f"SELECT {exprs.OBJECT_SELECT}(parse_json('{{}}'), NULL, NULL, NULL, NULL) AS v").first()
-    assert missing is not None and missing["v"] is None
+    # A user's SQL step may pass no lists, or text that is not four lists of names: no object then,
+    # rather than a failed Spark job.
+    for lists in ("NULL", "'not json'", "'[[], []]'", "'[[1], [], [], []]'", "'{}'"):
+        missing = jar.sql(f"SELECT {exprs.OBJECT_SELECT}(parse_json('{{\"a\": 1}}'), {lists}) AS v").first()
+        assert missing is not None and missing["v"] is None, lists
+    # The lists are read once and kept: a second call with other lists answers for those lists.
+    both = 'parse_json(\'{"a": 1, "b": 2}\')'
+    first = exprs.object_select(both, ["a"], [], {})
+    second = exprs.object_select(both, ["b"], [], {"a": "c"})
+    row = jar.sql(f"SELECT CAST({first} AS STRING) AS x, CAST({second} AS STRING) AS y").first()
+    assert row is not None and (row["x"], row["y"]) == ('{"b":2}', '{"c":1}')

@@ -110,12 +110,15 @@ OBJECT_SELECT = "sparklink_object_select"
 """The SQL function `object_select` calls: Java's edit from our jar (jvm/sql/ObjectSelect.java), else
 `OBJECT_SELECT_IN_SQL`."""
 
+_SELECT_LIST = "from_json(lists, 'array<array<string>>')"
+"""`object_select`'s lists text read as its four arrays (folded once where the text is a literal)."""
+
 OBJECT_SELECT_IN_SQL = (
-    f"CREATE OR REPLACE TEMPORARY FUNCTION {OBJECT_SELECT}(obj VARIANT, excluded ARRAY<STRING>,"
-    " included ARRAY<STRING>, renamed_from ARRAY<STRING>, renamed_to ARRAY<STRING>) RETURNS VARIANT"
+    f"CREATE OR REPLACE TEMPORARY FUNCTION {OBJECT_SELECT}(obj VARIANT, lists STRING) RETURNS VARIANT"
     f" RETURN to_variant_object(transform_keys(map_filter(try_variant_get(obj, '$', '{VARIANT_MAP}'),"
-    " (k, v) -> NOT array_contains(excluded, k) AND (size(included) = 0 OR array_contains(included, k))),"
-    " (k, v) -> coalesce(try_element_at(map_from_arrays(renamed_from, renamed_to), k), k)))"
+    f" (k, v) -> NOT array_contains({_SELECT_LIST}[0], k)"
+    f" AND (size({_SELECT_LIST}[1]) = 0 OR array_contains({_SELECT_LIST}[1], k))),"
+    f" (k, v) -> coalesce(try_element_at(map_from_arrays({_SELECT_LIST}[2], {_SELECT_LIST}[3]), k), k)))"
 )
 """The same function in Spark SQL alone: the object read as a map, filtered, renamed and written back."""
 
@@ -160,9 +163,10 @@ def object_put(v: str, name: str, value: str) -> str:
 
 def object_select(v: str, exclude: list[str], include: list[str], renames: dict[str, str]) -> str:
     """The object in VARIANT `v` with only the fields not excluded and, if `include` is not empty, included,
-    renamed by `renames` (the last of two fields renamed to one name wins); NULL when `v` is not an object."""
-    lists = (exclude, include, list(renames), list(renames.values()))
-    return f"{OBJECT_SELECT}({v}, {', '.join(string_array(each) for each in lists)})"
+    renamed by `renames` (the last of two fields renamed to one name wins); NULL when `v` is not an object.
+    The four lists go as one JSON text, which the function reads once (jvm/sql/ObjectSelect.java says why)."""
+    lists = json.dumps([exclude, include, list(renames), list(renames.values())])
+    return f"{OBJECT_SELECT}({v}, {text(lists)})"
 
 
 def string_array(values: list[str]) -> str:

@@ -208,6 +208,7 @@ _EDITS = [
     exprs.object_select("v", ["a"], ["a", "z"], {}),  # excluded and included: excluded
     exprs.object_select("v", [], [], {"z": "a", "seq": "a"}),  # two renamed onto a third
     exprs.object_select("v", [], [], {}),
+    exprs.object_without("v", "array('seq', 'nothing', IF(i = 0, 'z', 'a'))"),  # names known per record
 ]
 _READS = [
     exprs.object_get("v", "seq"),
@@ -258,9 +259,10 @@ def test_object_edits_and_reads_from_the_jar_answer_as_their_sql_forms(spark: An
     assert edited[0][5] == '{"a":{"n":[1,{"m":null}]},"seq":7}'
     assert edited[0][6] == '{"z":1}'
     assert edited[0][7] == '{"a":1,"payload":"xxxxxxxx","é🚀":null}'
+    assert edited[0][9] == '{"a":{"n":[1,{"m":null}]},"payload":"xxxxxxxx","é🚀":null}'
     assert (
         edited[2][: len(_EDITS)]
-        == ['{"origin":"bench"}', '{"z":[true,{"q":2}]}', '{"seq":null}', edited[2][3]] + ["{}"] * 5
+        == ['{"origin":"bench"}', '{"z":[true,{"q":2}]}', '{"seq":null}', edited[2][3]] + ["{}"] * 6
     )
     assert json.loads(edited[3][3]) == {_EVERY_CHARACTER: 3, "seq": 2}
     assert edited[0][len(_EDITS) :] == ["7", "JSON null", '[1,{"m":null}]', "SQL NULL", "5"]

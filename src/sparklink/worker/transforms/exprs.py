@@ -169,6 +169,13 @@ def object_select(v: str, exclude: list[str], include: list[str], renames: dict[
     return f"{OBJECT_SELECT}({v}, {text(lists)})"
 
 
+def object_without(v: str, names: str) -> str:
+    """The object in VARIANT `v` without the fields named in `names`, an SQL array<string> known only per
+    record (a constant list goes to `object_select`, whose text is read once)."""
+    empty = string_array([])
+    return f"{OBJECT_SELECT}({v}, to_json(array({names}, {empty}, {empty}, {empty})))"
+
+
 def string_array(values: list[str]) -> str:
     """Strings as an SQL array<string> (typed even when empty)."""
     return f"CAST(array({', '.join(text(v) for v in values)}) AS ARRAY<STRING>)"

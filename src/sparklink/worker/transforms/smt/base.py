@@ -121,8 +121,7 @@ def each_listed(op: Operand, names: list[str], edit: Callable[[str, str], str]) 
             return every
         n = x.fresh("n")
         absent = f"filter({listed(names)}, {n} -> {part.field_named(n)} IS NULL)"
-        no_names = listed([])
-        return op.pick(every, f"{x.OBJECT_SELECT}({every}, {absent}, {no_names}, {no_names}, {no_names})")
+        return op.pick(every, x.object_without(every, absent))
 
     return _with_variant_once(op, build)
 

@@ -129,6 +129,18 @@ def test_json_variant_from_the_jar_parses_as_spark_sql_does(spark: Any) -> None:
     assert parsed[8][1] == '{"u":"é🚀 and more than eight bytes"}'
 
 
+def test_json_variant_from_the_jar_parses_values_with_ever_new_field_names(spark: Any) -> None:
+    """The jar's parser shares one table of field names between values: 20,000 values with three new names
+    each (past the point where the table starts afresh) all parse, each to its own names."""
+    jar = spark.newSession()
+    register_functions(jar)
+    raw = "CAST(concat('{\"k', id, '\": ', id, ', \"n', id, '\": [\"x\"], \"same\": {\"m', id, '\": null}}') AS BINARY)"
+    parsed = jar.range(20_000).selectExpr("id", f"CAST({exprs.JSON_VARIANT}({raw}) AS STRING) AS text")
+    texts = {row["id"]: row["text"] for row in parsed.collect()}
+    assert len(texts) == 20_000
+    assert all(texts[i] == f'{{"k{i}":{i},"n{i}":["x"],"same":{{"m{i}":null}}}}' for i in texts), texts[0]
+
+
 # VARIANTs of every kind, nested and at the top (where a scalar is Spark's cast alone), a string holding
 # every ASCII character (the control ones escaped) and some beyond, and time values in two time zones.
 _EVERY_CHARACTER = "".join(chr(c) for c in range(0x80)) + "é🚀\u2028\ufffd"

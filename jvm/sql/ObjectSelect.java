@@ -37,8 +37,10 @@ public final class ObjectSelect implements UDF2<VariantVal, String, VariantVal> 
 
   private static final Lists MALFORMED = new Lists(List.of(), List.of(), List.of(), List.of());
 
-  // Each text's lists, read once: one per ReplaceField (or HoistField) in the worker's chains. Emptied
-  // when it reaches the bound, so a user's SQL step passing a new text per record cannot grow it.
+  // Each text's lists, read once: a text per transform that names fields (ReplaceField, HeaderFrom's
+  // move, a schema's fields), and a few per record where the names depend on the record (the absent
+  // fields a schema'd MaskField or Cast drops). Emptied at the bound, so that no caller (a user's SQL
+  // step passing a new text per record) can grow it.
   private static final int KEPT = 256;
   private static final ConcurrentHashMap<String, Lists> READ = new ConcurrentHashMap<>();
 

@@ -110,15 +110,15 @@ OBJECT_SELECT = "sparklink_object_select"
 """The SQL function `object_select` calls: Java's edit from our jar (jvm/sql/ObjectSelect.java), else
 `OBJECT_SELECT_IN_SQL`."""
 
-_SELECT_LIST = "from_json(lists, 'array<array<string>>')"
+_SELECT_LISTS = "from_json(lists, 'array<array<string>>')"
 """`object_select`'s lists text read as its four arrays (folded once where the text is a literal)."""
 
 OBJECT_SELECT_IN_SQL = (
     f"CREATE OR REPLACE TEMPORARY FUNCTION {OBJECT_SELECT}(obj VARIANT, lists STRING) RETURNS VARIANT"
     f" RETURN to_variant_object(transform_keys(map_filter(try_variant_get(obj, '$', '{VARIANT_MAP}'),"
-    f" (k, v) -> NOT array_contains({_SELECT_LIST}[0], k)"
-    f" AND (size({_SELECT_LIST}[1]) = 0 OR array_contains({_SELECT_LIST}[1], k))),"
-    f" (k, v) -> coalesce(try_element_at(map_from_arrays({_SELECT_LIST}[2], {_SELECT_LIST}[3]), k), k)))"
+    f" (k, v) -> NOT array_contains({_SELECT_LISTS}[0], k)"
+    f" AND (size({_SELECT_LISTS}[1]) = 0 OR array_contains({_SELECT_LISTS}[1], k))),"
+    f" (k, v) -> coalesce(try_element_at(map_from_arrays({_SELECT_LISTS}[2], {_SELECT_LISTS}[3]), k), k)))"
 )
 """The same function in Spark SQL alone: the object read as a map, filtered, renamed and written back."""
 

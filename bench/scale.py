@@ -171,6 +171,8 @@ class SparklinkGroup:
             "sparklink.state.dir": str(self.work / f"worker-{len(self._workers)}" / "state"),
             **group_timing(self.args),
             **CONVERTERS,
+            # The tests' WorkerProcess skips the warm-up; a bench measures the worker users run.
+            "sparklink.warm.up.enable": "true",
         }
         worker = WorkerProcess(props, self.work / f"worker-{len(self._workers)}", log_level="INFO")
         self._workers.append(worker)  # stopped by stop_all even if its start fails half-way

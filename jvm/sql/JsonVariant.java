@@ -27,7 +27,7 @@ public final class JsonVariant implements UDF1<byte[], VariantVal> {
   // once compiled, 3.3 against 1.8 us before). The table is shared by the values, so: it stays bounded
   // (Jackson starts it afresh past 6,000 names), its names are never String.intern()ed, and names whose
   // hashes collide, in one value or across many, slow a parse rather than fail a valid value.
-  private static final JsonFactory JSON =
+  static final JsonFactory JSON =
       new JsonFactoryBuilder()
           .disable(JsonFactory.Feature.INTERN_FIELD_NAMES)
           .disable(JsonFactory.Feature.FAIL_ON_SYMBOL_HASH_OVERFLOW)
@@ -35,6 +35,11 @@ public final class JsonVariant implements UDF1<byte[], VariantVal> {
 
   @Override
   public VariantVal call(byte[] bytes) {
+    return parse(bytes);
+  }
+
+  /** The parse itself, which {@link JsonVariantWithout} shares. */
+  static VariantVal parse(byte[] bytes) {
     if (bytes == null || !Utf8Check.valid(bytes)) {
       return null;
     }

@@ -33,12 +33,13 @@ public final class ObjectSelect implements UDF2<VariantVal, String, VariantVal> 
   private static final JsonFactory JSON = new JsonFactory();
 
   /** The four lists of one {@code lists} text. */
-  private record Lists(List<String> exclude, List<String> include, List<String> from, List<String> to) {}
+  record Lists(List<String> exclude, List<String> include, List<String> from, List<String> to) {}
 
-  private static final Lists MALFORMED = new Lists(List.of(), List.of(), List.of(), List.of());
+  static final Lists MALFORMED = new Lists(List.of(), List.of(), List.of(), List.of());
 
   // Each text's lists, read once: a text per transform that names fields (ReplaceField, HeaderFrom's
-  // move, a schema's fields), and a few per record where the names depend on the record (the absent
+  // move, a schema's fields), one per sink whose JSON parse leaves fields out (JsonVariantWithout), and a
+  // few per record where the names depend on the record (the absent
   // fields a schema'd MaskField or Cast drops). Emptied at the bound, so that no caller (a user's SQL
   // step passing a new text per record) can grow it.
   private static final int KEPT = 256;
@@ -69,7 +70,8 @@ public final class ObjectSelect implements UDF2<VariantVal, String, VariantVal> 
     return out.finish();
   }
 
-  private static Lists parsed(String lists) {
+  /** The lists of a text, read once per text ({@link JsonVariantWithout} reads its names with it). */
+  static Lists parsed(String lists) {
     Lists known = READ.get(lists);
     if (known != null) {
       return known;

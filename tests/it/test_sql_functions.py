@@ -141,6 +141,59 @@ def test_json_variant_from_the_jar_parses_values_with_ever_new_field_names(spark
     assert all(texts[i] == f'{{"k{i}":{i},"n{i}":["x"],"same":{{"m{i}":null}}}}' for i in texts), texts[0]
 
 
+# For the parse that leaves fields out: objects where the left-out names sit at the top, deeper down and in
+# arrays, are the only field, are duplicated, or hold what is not JSON; then every value of `_JSON`.
+_WITHOUT = "payload"
+_JSON_WITH_FIELDS = [
+    b'{"task":0,"seq":12,"payload":"xxxx","ts":"t"}',
+    b'{"payload":1}',
+    b'{"a":{"payload":3},"payload":[1,{"b":2}],"c":[{"payload":4}]}',
+    b'[{"payload":1},2]',
+    b'{"payload":1,"payload":2}',
+    b'{"payload":{"b":1,"b":2}}',
+    b'{"payload":"bad \\q escape"}',
+    b'{"payload":01}',
+    b'{"payload":"\xff"}',
+    b'{"x":1.5e3,"y":123456789012345678901234567890,"payload":true}',
+    *_JSON,
+]
+
+
+def _parsed_without(session: Any) -> list[tuple[bool, str | None]]:
+    """Per value: whether the VARIANT is SQL NULL, and its JSON text."""
+    frame = session.createDataFrame([(i, v) for i, v in enumerate(_JSON_WITH_FIELDS)], "i int, b binary")
+    parsed = exprs.json_variant("b", {_WITHOUT})
+    rows = frame.selectExpr("i", f"{parsed} IS NULL AS missing", f"CAST({parsed} AS STRING) AS text").orderBy("i")
+    return [(row["missing"], row["text"]) for row in rows.collect()]
+
+
+def test_json_variant_without_fields_from_the_jar_leaves_out_only_top_level_ones(spark: Any) -> None:
+    """The jar's parse without a field answers as the whole parse with that field then dropped from a
+    top-level object (other values whole), and refuses exactly what the whole parse refuses, even where
+    the refused part is the left-out field. In SQL alone it is the whole parse."""
+    jar = spark.newSession()
+    register_functions(jar)
+    frame = jar.createDataFrame([(i, v) for i, v in enumerate(_JSON_WITH_FIELDS)], "i int, b binary")
+    whole = exprs.json_variant("b")
+    dropped = f"coalesce({exprs.object_select(whole, [_WITHOUT], [], {})}, {whole})"
+    rows = frame.selectExpr("i", f"{whole} IS NULL AS missing", f"CAST({dropped} AS STRING) AS text").orderBy("i")
+    expected = [(row["missing"], row["text"]) for row in rows.collect()]
+
+    without = _parsed_without(jar)
+    assert without == expected
+    assert without[0] == (False, '{"seq":12,"task":0,"ts":"t"}')
+    assert without[1] == (False, "{}")
+    assert without[2] == (False, '{"a":{"payload":3},"c":[{"payload":4}]}')
+    assert without[3] == (False, '[{"payload":1},2]')
+    assert [i for i, (missing, _) in enumerate(without[:10]) if missing] == [4, 5, 6, 7, 8]
+
+    in_sql = spark.newSession()
+    in_sql.sql(exprs.JSON_VARIANT_IN_SQL)
+    in_sql.sql(exprs.JSON_VARIANT_WITHOUT_IN_SQL)
+    rows = frame.selectExpr("i", f"{whole} IS NULL AS missing", f"CAST({whole} AS STRING) AS text").orderBy("i")
+    assert _parsed_without(in_sql) == [(row["missing"], row["text"]) for row in rows.collect()]
+
+
 # VARIANTs of every kind, nested and at the top (where a scalar is Spark's cast alone), a string holding
 # every ASCII character (the control ones escaped) and some beyond, and time values in two time zones.
 _EVERY_CHARACTER = "".join(chr(c) for c in range(0x80)) + "é🚀\u2028\ufffd"

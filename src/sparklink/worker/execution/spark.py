@@ -170,6 +170,12 @@ def register_functions(spark: SparkSession) -> None:
     functions = [
         (exprs.UTF8_TEXT, "io.sparklink.spark.Utf8Text", StringType(), exprs.UTF8_TEXT_IN_SQL),
         (exprs.JSON_VARIANT, "io.sparklink.spark.JsonVariant", VariantType(), exprs.JSON_VARIANT_IN_SQL),
+        (
+            exprs.JSON_VARIANT_WITHOUT,
+            "io.sparklink.spark.JsonVariantWithout",
+            VariantType(),
+            exprs.JSON_VARIANT_WITHOUT_IN_SQL,
+        ),
         (text.VARIANT_TEXT, "io.sparklink.spark.VariantText", StringType(), text.VARIANT_TEXT_IN_SQL),
         (exprs.OBJECT_GET, "io.sparklink.spark.ObjectGet", VariantType(), exprs.OBJECT_GET_IN_SQL),
         (exprs.OBJECT_SIZE, "io.sparklink.spark.ObjectSize", IntegerType(), exprs.OBJECT_SIZE_IN_SQL),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Collection
 from typing import Any
 
 VARIANT_MAP = "map<string,variant>"
@@ -88,10 +89,24 @@ JSON_VARIANT_IN_SQL = (
 byte checked for UTF-8 one by one; a converter-only JSON sink's batch took 1.25x as long)."""
 
 
-def json_variant(raw: str) -> str:
+JSON_VARIANT_WITHOUT = "sparklink_json_variant_without"
+"""The SQL function `json_variant` calls with fields to leave out: Java's parse from our jar
+(jvm/sql/JsonVariantWithout.java, which skips them), else `JSON_VARIANT_WITHOUT_IN_SQL`."""
+
+JSON_VARIANT_WITHOUT_IN_SQL = (
+    f"CREATE OR REPLACE TEMPORARY FUNCTION {JSON_VARIANT_WITHOUT}(bytes BINARY, lists STRING) RETURNS VARIANT"
+    " RETURN try_parse_json(try_validate_utf8(CAST(bytes AS STRING)))"
+)
+"""The same function in Spark SQL alone: the whole value, as nothing reads the fields it could leave out."""
+
+
+def json_variant(raw: str, unread: Collection[str] = ()) -> str:
     """JSON bytes as a VARIANT, or NULL where they are not valid UTF-8 or not JSON (for the converter to
-    report as malformed)."""
-    return f"{JSON_VARIANT}(CAST({raw} AS BINARY))"
+    report as malformed). Top-level object fields named in `unread`, which nothing after reads, may be left
+    out: the parse passes over their text (they are still checked as JSON)."""
+    if not unread:
+        return f"{JSON_VARIANT}(CAST({raw} AS BINARY))"
+    return f"{JSON_VARIANT_WITHOUT}(CAST({raw} AS BINARY), {_select_lists(sorted(unread), [], {})})"
 
 
 OBJECT_PUT = "sparklink_object_put"
@@ -165,8 +180,12 @@ def object_select(v: str, exclude: list[str], include: list[str], renames: dict[
     """The object in VARIANT `v` with only the fields not excluded and, if `include` is not empty, included,
     renamed by `renames` (the last of two fields renamed to one name wins); NULL when `v` is not an object.
     The four lists go as one JSON text, which the function reads once (jvm/sql/ObjectSelect.java says why)."""
-    lists = json.dumps([exclude, include, list(renames), list(renames.values())])
-    return f"{OBJECT_SELECT}({v}, {text(lists)})"
+    return f"{OBJECT_SELECT}({v}, {_select_lists(exclude, include, renames)})"
+
+
+def _select_lists(exclude: list[str], include: list[str], renames: dict[str, str]) -> str:
+    """`object_select`'s four name lists as its one JSON text, an SQL literal."""
+    return text(json.dumps([exclude, include, list(renames), list(renames.values())]))
 
 
 def object_without(v: str, names: str) -> str:

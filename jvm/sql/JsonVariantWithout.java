@@ -1,0 +1,79 @@
+package io.sparklink.spark;
+
+import java.io.IOException;
+import java.util.List;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.filter.FilteringParserDelegate;
+import com.fasterxml.jackson.core.filter.TokenFilter;
+import org.apache.spark.sql.api.java.UDF2;
+import org.apache.spark.types.variant.Variant;
+import org.apache.spark.types.variant.VariantBuilder;
+import org.apache.spark.unsafe.types.VariantVal;
+
+/**
+ * The SQL function {@code sparklink_json_variant_without(BINARY, STRING lists) -> VARIANT}: JSON bytes
+ * parsed as {@link JsonVariant} parses them, except that a top-level object's fields named in the exclude
+ * list of {@code lists} (the text {@link ObjectSelect} reads) are skipped rather than built. JsonConverter
+ * parses a sink record's value with it when the transforms after it drop those fields unread (ReplaceField
+ * excluding a large payload): Jackson then passes over their text without decoding it, and no later edit
+ * copies it again.
+ *
+ * <p>The answer is NULL exactly where {@link JsonVariant}'s is: a skipped field is still checked as JSON,
+ * and names are checked for duplicates at every level (as Spark's builder does for the fields it builds).
+ * Only the top level is filtered: an array, a scalar and every nested object come out whole.
+ */
+public final class JsonVariantWithout implements UDF2<byte[], String, VariantVal> {
+  private static final long serialVersionUID = 1L;
+
+  /** Keeps every top-level field but the excluded ones, and everything below them whole. */
+  private static final class TopLevel extends TokenFilter {
+    private final List<String> excluded;
+
+    TopLevel(List<String> excluded) {
+      this.excluded = excluded;
+    }
+
+    @Override
+    public TokenFilter includeProperty(String name) {
+      return excluded.contains(name) ? null : TokenFilter.INCLUDE_ALL;
+    }
+
+    @Override
+    public TokenFilter filterStartArray() {
+      return TokenFilter.INCLUDE_ALL; // a top-level array is not an object: nothing in it is skipped
+    }
+
+    @Override
+    public boolean includeEmptyObject(boolean contentsFiltered) {
+      return true; // an object whose every field was skipped is still an object
+    }
+  }
+
+  @Override
+  public VariantVal call(byte[] bytes, String lists) {
+    if (lists == null) {
+      return null;
+    }
+    ObjectSelect.Lists names = ObjectSelect.parsed(lists);
+    if (names == ObjectSelect.MALFORMED) {
+      return null;
+    }
+    if (names.exclude().isEmpty()) {
+      return JsonVariant.parse(bytes);
+    }
+    if (bytes == null || !Utf8Check.valid(bytes)) {
+      return null;
+    }
+    try (JsonParser raw = JsonVariant.JSON.createParser(bytes)) {
+      raw.enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION); // a skipped name may be a duplicate too
+      JsonParser parser =
+          new FilteringParserDelegate(raw, new TopLevel(names.exclude()), TokenFilter.Inclusion.INCLUDE_ALL_AND_PATH, true);
+      parser.nextToken();
+      Variant parsed = VariantBuilder.parseJson(parser, false, false);
+      return new VariantVal(parsed.getValue(), parsed.getMetadata());
+    } catch (IOException | RuntimeException e) { // as JsonVariant: malformed, a duplicate, past the size limit
+      return null;
+    }
+  }
+}

@@ -39,7 +39,9 @@ ENVELOPE_REQUIRED = (
 class Converter(Plugin):
     header_only: ClassVar[bool] = False
 
-    def to_connect(self, raw: str) -> tuple[Datum, str | None]:
+    def to_connect(self, raw: str, unread: frozenset[str] = frozenset()) -> tuple[Datum, str | None]:
+        """`unread`: top-level fields of an object that nothing after the converter reads; a converter
+        may leave them out."""
         raise NotImplementedError
 
     def from_connect(self, datum: Datum) -> tuple[str, str | None]:
@@ -81,7 +83,7 @@ class StringConverter(Converter):
             raise PluginConfigError(f"Unsupported charset {self.config['converter.encoding']}; use one of {supported}")
         self.charset = CHARSETS[name]
 
-    def to_connect(self, raw: str) -> tuple[Datum, str | None]:
+    def to_connect(self, raw: str, unread: frozenset[str] = frozenset()) -> tuple[Datum, str | None]:
         # Java replaces what a charset cannot read; Spark's decode raises, so UTF-8 (the default) is read
         # with replacement in SQL. The other charsets keep decode: of them, only US-ASCII and UTF-16
         # can meet bytes they cannot read.
@@ -99,7 +101,7 @@ class ByteArrayConverter(Converter):
     doc = "Bytes as they are; sparklink also writes text as UTF-8 and other values as JSON."
     CONFIG = config(TYPE_KEY)
 
-    def to_connect(self, raw: str) -> tuple[Datum, str | None]:
+    def to_connect(self, raw: str, unread: frozenset[str] = frozenset()) -> tuple[Datum, str | None]:
         return Datum(raw, "binary", x.variant_of({"type": "bytes", "optional": True})), None
 
     def from_connect(self, datum: Datum) -> tuple[str, str | None]:
@@ -158,11 +160,13 @@ class JsonConverter(Converter):
     def schemas_enabled(self) -> bool:
         return bool(self.config["schemas.enable"])
 
-    def to_connect(self, raw: str) -> tuple[Datum, str | None]:
-        parsed = x.json_variant(raw)  # not UTF-8: malformed, like bad JSON
-        malformed = f"({raw} IS NOT NULL AND {parsed} IS NULL)"
+    def to_connect(self, raw: str, unread: frozenset[str] = frozenset()) -> tuple[Datum, str | None]:
         if not self.schemas_enabled:
+            parsed = x.json_variant(raw, unread)  # not UTF-8: malformed, like bad JSON
+            malformed = f"({raw} IS NOT NULL AND {parsed} IS NULL)"
             return Datum.of_variant(parsed), x.when(malformed, x.text(DESERIALIZE_FAILED))
+        parsed = x.json_variant(raw)
+        malformed = f"({raw} IS NOT NULL AND {parsed} IS NULL)"
         # The envelope's two fields are read where they lie: the payload is never copied into a map.
         schema, payload = x.object_get(parsed, "schema"), x.object_get(parsed, "payload")
         well_formed = f"coalesce({x.object_size(parsed)} = 2 AND {schema} IS NOT NULL AND {payload} IS NOT NULL, false)"
@@ -195,7 +199,7 @@ class SimpleHeaderConverter(Converter):
     header_only = True
     CONFIG = config()
 
-    def to_connect(self, raw: str) -> tuple[Datum, str | None]:
+    def to_connect(self, raw: str, unread: frozenset[str] = frozenset()) -> tuple[Datum, str | None]:
         return Datum(x.utf8_text(raw), "string"), None
 
     def from_connect(self, datum: Datum) -> tuple[str, str | None]:

@@ -178,7 +178,7 @@ class Pipeline:
         headers = f"coalesce(headers, {x.EMPTY_HEADERS})" if "headers" in columns else x.EMPTY_HEADERS
         if self.side == "sink":
             key, key_error = self.key_converter.to_connect("key")
-            value, value_error = self.value_converter.to_connect("value")
+            value, value_error = self.value_converter.to_connect("value", self.unread_value_fields)
             kept = ("key", "value", "headers", "topic", "partition", "offset", "timestamp", "timestampType")
             original = "struct(" + ", ".join(c for c in kept if c in columns) + ")"
             rec = Rec("topic", "partition", "offset", "timestamp", headers, key, value, NO_ERROR, "false", "sink")
@@ -206,6 +206,17 @@ class Pipeline:
                 "topic", partition, "CAST(NULL AS BIGINT)", timestamp, headers, key, value, NO_ERROR, "false", "source"
             )
         return rec, original
+
+    @property
+    def unread_value_fields(self) -> frozenset[str]:
+        """The value's top-level fields that no transform reads and none lets through to the sink (each
+        transform says, from the last to the first; one under a predicate must also hold where it does not
+        apply, as the record then goes on unchanged). The sink reads the whole value it is given."""
+        unread: frozenset[str] = frozenset()
+        for step in reversed(self.steps):
+            before = step.transform.unread_value_fields(unread)
+            unread = before if step.predicate is None else before & unread
+        return unread
 
     def _finish(self, rec: Rec, batch: DataFrame, original: str) -> tuple[Op, bool]:
         if self.side == "source":

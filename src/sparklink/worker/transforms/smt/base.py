@@ -32,6 +32,13 @@ class Transformation(Plugin):
     def apply(self, rec: Rec) -> Rec:
         raise NotImplementedError
 
+    def unread_value_fields(self, after: frozenset[str]) -> frozenset[str]:
+        """The names of the value's top-level fields that nothing from this transform on reads (neither
+        whether they are there nor what they hold), given `after`, those that nothing after it reads. A
+        sink's JsonConverter leaves such fields out of its parse. None by default: a transform that does
+        not say may read the whole value."""
+        return frozenset()
+
 
 T = TypeVar("T", bound=type[Transformation])
 

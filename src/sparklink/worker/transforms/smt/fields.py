@@ -95,6 +95,14 @@ class InsertField(Transformation):
             )
         return edited(rec, op, self.which, obj, schema_out, kind="variant")
 
+    def unread_value_fields(self, after: frozenset[str]) -> frozenset[str]:
+        if self.which != "value":
+            return after
+        # A value's field of an inserted name is replaced unread, except by a partition or timestamp
+        # field, which is inserted only where the record has one.
+        replaced = {spec[0] for kind, spec in self.specs.items() if spec and kind in ("topic", "offset", "static")}
+        return after | replaced
+
     def _on_struct(self, rec: Rec, shape: Shape) -> Rec | None:
         """Connect's applyWithSchema on a typed struct: its fields, then the inserted ones (a null
         partition or timestamp as a null field). None (the general path) for an offset, which a
@@ -170,6 +178,14 @@ class ReplaceField(Transformation):
 
     def _keeps(self, name: str) -> bool:
         return name not in self.exclude and (not self.include or name in self.include)
+
+    def unread_value_fields(self, after: frozenset[str]) -> frozenset[str]:
+        if self.which != "value":
+            return after
+        # Dropped fields, and kept ones whose (new) name nothing after reads. Only names that are listed
+        # here or in `after` can be told: the fields an include list drops are not known by name.
+        named = {*self.exclude, *after, *self.renames}
+        return frozenset(n for n in named if not self._keeps(n) or self.renames.get(n, n) in after)
 
     def _on_struct(self, rec: Rec, shape: Shape) -> Rec | None:
         """Connect's applyWithSchema on a typed struct: the kept fields in schema order, renamed. None

@@ -100,6 +100,9 @@ class InsertHeader(Transformation):
         header = _header(str(self.config["header"]), _header_bytes(self, datum))
         return replace(rec, headers=f"concat({rec.headers}, array({header}))")
 
+    def unread_value_fields(self, after: frozenset[str]) -> frozenset[str]:
+        return after  # edits the headers alone
+
 
 class DropHeaders(Transformation):
     class_name = f"{PACKAGE}.DropHeaders"
@@ -112,6 +115,9 @@ class DropHeaders(Transformation):
         h = x.fresh("h")
         names = list(self.config["headers"])
         return replace(rec, headers=f"filter({rec.headers}, {h} -> NOT ({x.in_list(f'{h}.key', names)}))")
+
+    def unread_value_fields(self, after: frozenset[str]) -> frozenset[str]:
+        return after  # edits the headers alone
 
 
 HeaderFromKey, HeaderFromValue = key_and_value(HeaderFrom)

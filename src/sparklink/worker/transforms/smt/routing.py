@@ -39,6 +39,9 @@ class RegexRouter(Transformation):
         topic = f"regexp_replace({rec.topic}, {pattern}, {x.text(str(self.config['replacement']))})"
         return replace(rec, topic=topic)
 
+    def unread_value_fields(self, after: frozenset[str]) -> frozenset[str]:
+        return after  # reads the topic alone
+
 
 class TimestampRouter(Transformation):
     class_name = f"{PACKAGE}.TimestampRouter"
@@ -75,6 +78,9 @@ class TimestampRouter(Transformation):
         rec = rec.fail(f"{rec.timestamp} IS NULL", missing, self.class_name)
         return replace(rec, topic=f"coalesce({topic}, {rec.topic})")
 
+    def unread_value_fields(self, after: frozenset[str]) -> frozenset[str]:
+        return after  # reads the topic and timestamp alone
+
 
 class Filter(Transformation):
     class_name = f"{PACKAGE}.Filter"
@@ -82,6 +88,9 @@ class Filter(Transformation):
 
     def apply(self, rec: Rec) -> Rec:
         return replace(rec, drop=f"({rec.drop} OR {rec.error} IS NULL)")
+
+    def unread_value_fields(self, after: frozenset[str]) -> frozenset[str]:
+        return after  # a dropped record is read by nothing after
 
 
 ALL: tuple[type[Transformation], ...] = (RegexRouter, TimestampRouter, Filter)

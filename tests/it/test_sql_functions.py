@@ -235,7 +235,7 @@ def test_variant_text_from_the_jar_writes_what_spark_s_cast_writes(spark: Any, z
     assert [mine for mine, _ in rendered] == [cast for _, cast in rendered]
     # The jar's function wrote the objects and arrays (scalars are left to the cast).
     drawn = session.sql(
-        f"SELECT {VARIANT_TEXT}({_VARIANTS[0]}, 'UTC') AS a, {VARIANT_TEXT}({_VARIANTS[1]}, 'UTC') AS s"
+        f"SELECT CAST({VARIANT_TEXT}({_VARIANTS[0]}, 'UTC') AS STRING) AS a, {VARIANT_TEXT}({_VARIANTS[1]}, 'UTC') AS s"
     )
     assert drawn.collect()[0].asDict() == {
         "a": '{"a":1,"b":[1,2.5,"x",null,true,false],"c":{"d":null,"e":{}},"f":[]}',

@@ -162,7 +162,7 @@ def register_functions(spark: SparkSession) -> None:
 
     Functions are per session (a `newSession()` has none), so each worker's task runner calls this on
     the session it is given. Java's where the session loaded our jar, else their Spark SQL equivalents."""
-    from pyspark.sql.types import IntegerType, StringType, VariantType
+    from pyspark.sql.types import BinaryType, IntegerType, StringType, VariantType
 
     from sparklink.api import text
     from sparklink.worker.transforms import exprs
@@ -176,7 +176,7 @@ def register_functions(spark: SparkSession) -> None:
             VariantType(),
             exprs.JSON_VARIANT_WITHOUT_IN_SQL,
         ),
-        (text.VARIANT_TEXT, "io.sparklink.spark.VariantText", StringType(), text.VARIANT_TEXT_IN_SQL),
+        (text.VARIANT_TEXT, "io.sparklink.spark.VariantText", BinaryType(), text.VARIANT_TEXT_IN_SQL),
         (exprs.OBJECT_GET, "io.sparklink.spark.ObjectGet", VariantType(), exprs.OBJECT_GET_IN_SQL),
         (exprs.OBJECT_SIZE, "io.sparklink.spark.ObjectSize", IntegerType(), exprs.OBJECT_SIZE_IN_SQL),
         (exprs.OBJECT_PUT, "io.sparklink.spark.ObjectPut", VariantType(), exprs.OBJECT_PUT_IN_SQL),

@@ -14,7 +14,7 @@ import org.apache.spark.unsafe.types.VariantVal;
 /**
  * The SQL function {@code sparklink_json_variant_without(BINARY, STRING lists) -> VARIANT}: JSON bytes
  * parsed as {@link JsonVariant} parses them, except that a top-level object's fields named in the exclude
- * list of {@code lists} (the text {@link ObjectSelect} reads) are skipped rather than built. JsonConverter
+ * list of {@code lists} (the text {@link ObjectSelect} reads, and read as it reads it) are skipped rather than built. JsonConverter
  * parses a sink record's value with it when the transforms after it drop those fields unread (ReplaceField
  * excluding a large payload): Jackson then passes over their text without decoding it, and no later edit
  * copies it again.
@@ -50,12 +50,15 @@ public final class JsonVariantWithout implements UDF2<byte[], String, VariantVal
     }
   }
 
+  private transient ObjectSelect.Seen last;
+
   @Override
   public VariantVal call(byte[] bytes, String lists) {
     if (lists == null) {
       return null;
     }
-    ObjectSelect.Lists names = ObjectSelect.parsed(lists);
+    ObjectSelect.Seen seen = last = ObjectSelect.Seen.of(last, lists);
+    ObjectSelect.Lists names = seen.lists();
     if (names == ObjectSelect.MALFORMED) {
       return null;
     }

@@ -38,12 +38,26 @@ public final class ObjectSelect implements UDF2<VariantVal, String, VariantVal> 
   static final Lists MALFORMED = new Lists(List.of(), List.of(), List.of(), List.of());
 
   // Each text's lists, read once: a text per transform that names fields (ReplaceField, HeaderFrom's
-  // move, a schema's fields), one per sink whose JSON parse leaves fields out (JsonVariantWithout), and a
-  // few per record where the names depend on the record (the absent
-  // fields a schema'd MaskField or Cast drops). Emptied at the bound, so that no caller (a user's SQL
-  // step passing a new text per record) can grow it.
+  // move, a schema's fields), one per sink whose JSON parse leaves fields out (JsonVariantWithout), and
+  // a few per record where the names depend on the record (the absent fields a schema'd MaskField or
+  // Cast drops). Emptied at the bound, so that no caller (a user's SQL step passing a new text per
+  // record) can grow it.
   private static final int KEPT = 256;
   private static final ConcurrentHashMap<String, Lists> READ = new ConcurrentHashMap<>();
+
+  /** A text and its lists: what one copy of a function read last. */
+  record Seen(String text, Lists lists) {
+    /**
+     * The lists of {@code text}: {@code last}'s where it holds that text, as for every record after the
+     * first where the text is a constant (Spark hands it over as a new String each time, and comparing
+     * it costs less than hashing it for the shared map), else read.
+     */
+    static Seen of(Seen last, String text) {
+      return last != null && last.text.equals(text) ? last : new Seen(text, parsed(text));
+    }
+  }
+
+  private transient Seen last;
 
   @Override
   public VariantVal call(VariantVal obj, String lists) {
@@ -51,7 +65,8 @@ public final class ObjectSelect implements UDF2<VariantVal, String, VariantVal> 
     if (object == null || lists == null) {
       return null;
     }
-    Lists parsed = parsed(lists);
+    Seen seen = last = Seen.of(last, lists);
+    Lists parsed = seen.lists();
     if (parsed == MALFORMED) { // a user's SQL step may pass anything
       return null;
     }
@@ -70,8 +85,8 @@ public final class ObjectSelect implements UDF2<VariantVal, String, VariantVal> 
     return out.finish();
   }
 
-  /** The lists of a text, read once per text ({@link JsonVariantWithout} reads its names with it). */
-  static Lists parsed(String lists) {
+  /** The lists of a text, read once per text. */
+  private static Lists parsed(String lists) {
     Lists known = READ.get(lists);
     if (known != null) {
       return known;

@@ -124,12 +124,35 @@ public final class VariantText implements UDF2<VariantVal, String, byte[]> {
       } else if (info == FALSE) {
         append(FALSE_TEXT, 0, FALSE_TEXT.length);
       } else if (info >= INT1 && info <= INT8) {
-        byte[] digits = Long.toString(VariantUtil.getLong(value, pos)).getBytes(StandardCharsets.US_ASCII);
-        append(digits, 0, digits.length);
+        digits(VariantUtil.getLong(value, pos));
       } else { // decimals, floating point, dates, times, binary, UUIDs: rare in JSON, and Spark's rules
         byte[] alone = Arrays.copyOfRange(value, pos, pos + VariantUtil.valueSize(value, pos));
         byte[] text = new Variant(alone, metadata).toJson(ZoneId.of(zone)).getBytes(StandardCharsets.UTF_8);
         append(text, 0, text.length);
+      }
+    }
+
+    /** An integer in decimal, as Long.toString writes it, without a String on the way. */
+    private void digits(long n) {
+      if (n == Long.MIN_VALUE) { // the one value whose negation does not fit
+        byte[] text = Long.toString(n).getBytes(StandardCharsets.US_ASCII);
+        append(text, 0, text.length);
+        return;
+      }
+      ensure(20);
+      if (n < 0) {
+        out[size++] = '-';
+        n = -n;
+      }
+      int first = size;
+      do {
+        out[size++] = (byte) ('0' + n % 10);
+        n /= 10;
+      } while (n != 0);
+      for (int i = first, j = size - 1; i < j; i++, j--) { // written lowest digit first
+        byte b = out[i];
+        out[i] = out[j];
+        out[j] = b;
       }
     }
 

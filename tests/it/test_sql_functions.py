@@ -195,7 +195,8 @@ def test_json_variant_without_fields_from_the_jar_leaves_out_only_top_level_ones
 
 
 # VARIANTs of every kind, nested and at the top (where a scalar is Spark's cast alone), a string holding
-# every ASCII character (the control ones escaped) and some beyond, and time values in two time zones.
+# every ASCII character (the control ones escaped) and some beyond, time values in two time zones, and
+# integers of each sign and size.
 _EVERY_CHARACTER = "".join(chr(c) for c in range(0x80)) + "é🚀\u2028\ufffd"
 _VARIANTS = [
     """parse_json('{"a":1,"b":[1,2.5,"x",null,true,false],"c":{"d":null,"e":{}},"f":[]}')""",
@@ -214,6 +215,7 @@ _VARIANTS = [
     f"to_variant_object(map({exprs.text(_EVERY_CHARACTER)}, array({exprs.text(_EVERY_CHARACTER)}, 'a', NULL)))",
     f"CAST({exprs.text(_EVERY_CHARACTER)} AS VARIANT)",
     "CAST(NULL AS VARIANT)",
+    """parse_json('[-9223372036854775808,-12,0,9,10,-100,9223372036854775807]')""",
 ]
 
 

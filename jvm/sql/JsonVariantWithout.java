@@ -14,10 +14,10 @@ import org.apache.spark.unsafe.types.VariantVal;
 /**
  * The SQL function {@code sparklink_json_variant_without(BINARY, STRING lists) -> VARIANT}: JSON bytes
  * parsed as {@link JsonVariant} parses them, except that a top-level object's fields named in the exclude
- * list of {@code lists} (the text {@link ObjectSelect} reads, and read as it reads it) are skipped rather than built. JsonConverter
- * parses a sink record's value with it when the transforms after it drop those fields unread (ReplaceField
- * excluding a large payload): Jackson then passes over their text without decoding it, and no later edit
- * copies it again.
+ * list of {@code lists} (the text {@link ObjectSelect} reads, and read as it reads it) are skipped rather
+ * than built. JsonConverter parses a sink record's value with it when the transforms after it drop those
+ * fields unread (ReplaceField excluding a large payload): Jackson then passes over their text without
+ * decoding it, and no later edit copies it again.
  *
  * <p>The answer is NULL exactly where {@link JsonVariant}'s is: a skipped field is still checked as JSON,
  * and names are checked for duplicates at every level (as Spark's builder does for the fields it builds).
@@ -70,12 +70,14 @@ public final class JsonVariantWithout implements UDF2<byte[], String, VariantVal
     }
     try (JsonParser raw = JsonVariant.JSON.createParser(bytes)) {
       raw.enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION); // a skipped name may be a duplicate too
-      JsonParser parser =
-          new FilteringParserDelegate(raw, new TopLevel(names.exclude()), TokenFilter.Inclusion.INCLUDE_ALL_AND_PATH, true);
+      TokenFilter filter = new TopLevel(names.exclude());
+      // The object around the kept fields is kept too.
+      TokenFilter.Inclusion paths = TokenFilter.Inclusion.INCLUDE_ALL_AND_PATH;
+      JsonParser parser = new FilteringParserDelegate(raw, filter, paths, true);
       parser.nextToken();
       Variant parsed = VariantBuilder.parseJson(parser, false, false);
       return new VariantVal(parsed.getValue(), parsed.getMetadata());
-    } catch (IOException | RuntimeException e) { // as JsonVariant: malformed, a duplicate, past the size limit
+    } catch (IOException | RuntimeException e) { // as JsonVariant: malformed, a duplicate, too large
       return null;
     }
   }

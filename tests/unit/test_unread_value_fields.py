@@ -85,9 +85,16 @@ DROP_PAYLOAD = ("ReplaceField$Value", {"exclude": "payload", "renames": "seq:seq
             id="copied into a header before the drop",
         ),
         pytest.param(
-            _chain(("ReplaceField$Value", {"include": "a", "renames": "a:payload"})),
+            _chain(
+                ("ReplaceField$Value", {"include": "a", "renames": "a:b"}), ("ReplaceField$Value", {"exclude": "b"})
+            ),
+            {"a", "b"},
+            id="an include list: a name it drops counts where it is named; the kept one renamed into a dropped name",
+        ),
+        pytest.param(
+            _chain(("ReplaceField$Value", {"include": "a", "renames": "a:b"})),
             set(),
-            id="an include list's drops are not known by name; a kept field renamed is read",
+            id="an include list's kept field, renamed, is read by the sink",
         ),
         pytest.param(
             _chain(

@@ -3,6 +3,8 @@ package io.sparklink.spark;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonFactoryBuilder;
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.filter.FilteringParserDelegate;
+import com.fasterxml.jackson.core.filter.TokenFilter;
 import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.types.variant.Variant;
 import org.apache.spark.types.variant.VariantBuilder;
@@ -35,15 +37,25 @@ public final class JsonVariant implements UDF1<byte[], VariantVal> {
 
   @Override
   public VariantVal call(byte[] bytes) {
-    return parse(bytes);
+    return parse(bytes, null);
   }
 
-  /** The parse itself, which {@link JsonVariantWithout} shares. */
-  static VariantVal parse(byte[] bytes) {
+  /**
+   * The parse itself, which {@link JsonVariantWithout} shares: {@code skipping} (a Jackson filter, or null
+   * for none) wraps the byte parser, whose names are then checked for duplicates by Jackson too, as a
+   * skipped field's never reach Spark's builder.
+   */
+  static VariantVal parse(byte[] bytes, TokenFilter skipping) {
     if (bytes == null || !Utf8Check.valid(bytes)) {
       return null;
     }
-    try (JsonParser parser = JSON.createParser(bytes)) {
+    try (JsonParser raw = JSON.createParser(bytes)) {
+      JsonParser parser = raw;
+      if (skipping != null) {
+        raw.enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+        // The object around the kept fields is kept too.
+        parser = new FilteringParserDelegate(raw, skipping, TokenFilter.Inclusion.INCLUDE_ALL_AND_PATH, true);
+      }
       parser.nextToken();
       Variant parsed = VariantBuilder.parseJson(parser, false, false);
       return new VariantVal(parsed.getValue(), parsed.getMetadata());

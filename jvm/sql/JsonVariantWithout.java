@@ -1,14 +1,9 @@
 package io.sparklink.spark;
 
-import java.io.IOException;
 import java.util.List;
 
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.filter.FilteringParserDelegate;
 import com.fasterxml.jackson.core.filter.TokenFilter;
 import org.apache.spark.sql.api.java.UDF2;
-import org.apache.spark.types.variant.Variant;
-import org.apache.spark.types.variant.VariantBuilder;
 import org.apache.spark.unsafe.types.VariantVal;
 
 /**
@@ -62,23 +57,6 @@ public final class JsonVariantWithout implements UDF2<byte[], String, VariantVal
     if (names == ObjectSelect.MALFORMED) {
       return null;
     }
-    if (names.exclude().isEmpty()) {
-      return JsonVariant.parse(bytes);
-    }
-    if (bytes == null || !Utf8Check.valid(bytes)) {
-      return null;
-    }
-    try (JsonParser raw = JsonVariant.JSON.createParser(bytes)) {
-      raw.enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION); // a skipped name may be a duplicate too
-      TokenFilter filter = new TopLevel(names.exclude());
-      // The object around the kept fields is kept too.
-      TokenFilter.Inclusion paths = TokenFilter.Inclusion.INCLUDE_ALL_AND_PATH;
-      JsonParser parser = new FilteringParserDelegate(raw, filter, paths, true);
-      parser.nextToken();
-      Variant parsed = VariantBuilder.parseJson(parser, false, false);
-      return new VariantVal(parsed.getValue(), parsed.getMetadata());
-    } catch (IOException | RuntimeException e) { // as JsonVariant: malformed, a duplicate, too large
-      return null;
-    }
+    return JsonVariant.parse(bytes, names.exclude().isEmpty() ? null : new TopLevel(names.exclude()));
   }
 }

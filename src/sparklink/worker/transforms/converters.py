@@ -161,12 +161,11 @@ class JsonConverter(Converter):
         return bool(self.config["schemas.enable"])
 
     def to_connect(self, raw: str, unread: frozenset[str] = frozenset()) -> tuple[Datum, str | None]:
-        if not self.schemas_enabled:
-            parsed = x.json_variant(raw, unread)  # not UTF-8: malformed, like bad JSON
-            malformed = f"({raw} IS NOT NULL AND {parsed} IS NULL)"
-            return Datum.of_variant(parsed), x.when(malformed, x.text(DESERIALIZE_FAILED))
-        parsed = x.json_variant(raw)
+        # Fields are left out of a bare value only: an envelope's are the payload's, one level down.
+        parsed = x.json_variant(raw, () if self.schemas_enabled else unread)  # not UTF-8: malformed
         malformed = f"({raw} IS NOT NULL AND {parsed} IS NULL)"
+        if not self.schemas_enabled:
+            return Datum.of_variant(parsed), x.when(malformed, x.text(DESERIALIZE_FAILED))
         # The envelope's two fields are read where they lie: the payload is never copied into a map.
         schema, payload = x.object_get(parsed, "schema"), x.object_get(parsed, "payload")
         well_formed = f"coalesce({x.object_size(parsed)} = 2 AND {schema} IS NOT NULL AND {payload} IS NOT NULL, false)"

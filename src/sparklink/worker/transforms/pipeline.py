@@ -27,6 +27,7 @@ from sparklink.worker.transforms.converters import ByteArrayConverter, Converter
 from sparklink.worker.transforms.frames import ERROR, ORIGINAL, Op, barrier, materialize, output, source_datum
 from sparklink.worker.transforms.predicates import Predicate
 from sparklink.worker.transforms.record import KEY_CONVERTER, NO_ERROR, VALUE_CONVERTER, Datum, Rec, Side
+from sparklink.worker.transforms.replay import Replay
 from sparklink.worker.transforms.smt.base import Transformation
 from sparklink.worker.transforms.smt.sql import SqlTransform
 from sparklink.worker.transforms.sql_step import SqlStepError, sql_step
@@ -88,6 +89,11 @@ class Pipeline:
     error_counts: errors.ErrorCounts = field(default_factory=errors.ErrorCounts)
     """This run's task-error-metrics: what `dead_letters` split off and logged, and the DLQ writes."""
     _plans: dict[str, tuple[list[Op], bool]] = field(default_factory=dict)
+    replayed_batches: int = 0
+    """Batches whose DataFrames were moved from the first batch's rather than built (replay.py)."""
+    _replays: dict[str, Replay | None] = field(default_factory=dict)
+    """Per input schema, the first batch's DataFrames to move onto later batches (replay.py); None
+    where they are built for each batch."""
     _dlq_ready: bool = False
 
     @property
@@ -100,6 +106,13 @@ class Pipeline:
         if self.passthrough and self._plain(batch):
             return Outcome(batch)
         signature = batch.schema.simpleString()
+        replay = self._replays.get(signature)
+        if replay:
+            moved = replay.onto(batch)
+            if moved is not None:
+                self.replayed_batches += 1
+                return Outcome(*moved)
+            self._replays[signature] = None  # refused: this input is built batch by batch from now on
         plan = self._plans.get(signature)
         if plan is None:
             plan = self._plans[signature] = self._compile(batch)
@@ -107,7 +120,14 @@ class Pipeline:
         frame = batch
         for op in ops:
             frame = op(frame)
-        return self._split(frame, may_fail)
+        outcome = self._split(frame, may_fail)
+        if signature not in self._replays:
+            # A SQL step's statement may read tables or views that change between batches: never replayed.
+            sql = any(isinstance(step.transform, SqlTransform) for step in self.steps)
+            self._replays[signature] = (
+                None if sql else Replay(batch, outcome.records, outcome.errant, tuple(outcome.cached))
+            )
+        return outcome
 
     def _plain(self, batch: DataFrame) -> bool:
         if self.side == "sink":

@@ -1,0 +1,70 @@
+"""A pipeline's DataFrames built on a streaming query's first micro-batch and moved onto each later one.
+Caller: pipeline.Pipeline.run.
+
+Building a batch's DataFrames step by step has the JVM analyse each step as it is made: about ten
+analyses per batch, 0.14 s of the driver's time between two micro-batches of a file sink (bench.sink's
+chain) while no Spark task runs. The batches of one query run share their columns' identities, so
+the JVM's `io.sparklink.spark.PlanRebase` swaps the first batch for the next in the analysed plans
+instead (jvm/sql/PlanRebase.java: what it refuses, and why). Where it refuses, or the session did not
+load our jar, the pipeline builds each batch's DataFrames as before.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Replay:
+    """The DataFrames a pipeline built on `first`: the records to write, the errant ones, and the
+    frames it cached for the batch (cached again for each batch moved onto)."""
+
+    first: DataFrame
+    records: DataFrame
+    errant: DataFrame | None
+    cached: tuple[DataFrame, ...]
+
+    def onto(self, batch: DataFrame) -> tuple[DataFrame, DataFrame | None, list[DataFrame]] | None:
+        """The same DataFrames over `batch` (the cached ones persisted), or None where the JVM refuses
+        the swap or cannot make it."""
+        cached: list[DataFrame] = []
+        for frame in self.cached:
+            moved = _swap(frame, self.first, batch)
+            if moved is None:
+                for done in cached:
+                    done.unpersist()
+                return None
+            # Persisted before the frames over it are swapped, as when they are built: Spark finds the
+            # cached data by the plan when a job runs.
+            cached.append(moved.persist())
+        records = _swap(self.records, self.first, batch)
+        errant = _swap(self.errant, self.first, batch) if self.errant is not None else None
+        if records is None or (self.errant is not None and errant is None):
+            for done in cached:
+                done.unpersist()
+            return None
+        return records, errant, cached
+
+
+def _swap(template: DataFrame, first: DataFrame, batch: DataFrame) -> DataFrame | None:
+    from py4j.protocol import Py4JError
+    from pyspark.sql.classic.dataframe import DataFrame
+
+    session = batch.sparkSession
+    try:
+        swapped = session._jvm.io.sparklink.spark.PlanRebase.onto(  # type: ignore[union-attr]
+            template._jdf,  # type: ignore[attr-defined]
+            first._jdf,  # type: ignore[attr-defined]
+            batch._jdf,  # type: ignore[attr-defined]
+        )
+    except Py4JError as exc:  # no jar on this session: build each batch (an optimisation only)
+        log.debug("plans are built for each batch: %s", exc)
+        return None
+    return None if swapped is None else DataFrame(swapped, session)

@@ -8,7 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Observation
+from pyspark.sql import functions as F
 
 from sparklink.worker.transforms import replay
 from sparklink.worker.transforms.pipeline import Pipeline, compile_pipeline
@@ -59,6 +60,9 @@ def _result(pipeline: Pipeline, batch: DataFrame) -> tuple[list[str], list[str]]
 
 def test_later_micro_batches_get_the_records_a_fresh_build_gets(spark: Any, tmp_path: Path) -> None:
     replayed = compile_pipeline(CONFIG, {}, "sink", "replay-test", 0)
+    # A source's batch reaches its pipeline inside an observation of its offsets (kafka_io.write_observed),
+    # a new one for every batch: the whole observed batch is swapped.
+    observed = compile_pipeline(CONFIG, {}, "sink", "replay-test", 0)
     seen: list[tuple[int, list[str], list[str], list[str], list[str]]] = []
     first: list[DataFrame] = []
     swaps: list[bool] = []
@@ -76,6 +80,8 @@ def test_later_micro_batches_get_the_records_a_fresh_build_gets(spark: Any, tmp_
         else:
             first.append(batch)
         records, errant = _result(replayed, batch)
+        watched = batch.observe(Observation(), F.count(F.lit(1)).alias("records"))
+        swaps.append(_result(observed, watched) == (records, errant))
         fresh_records, fresh_errant = _result(compile_pipeline(CONFIG, {}, "sink", "replay-test", 0), batch)
         seen.append((batch_id, records, errant, fresh_records, fresh_errant))
 
@@ -93,8 +99,9 @@ def test_later_micro_batches_get_the_records_a_fresh_build_gets(spark: Any, tmp_
         query.stop()
     assert query.exception() is None
 
-    assert swaps == [True] * 2 * (BATCHES - 1)
+    assert swaps == [True] * (BATCHES + 2 * (BATCHES - 1))  # observed == plain each batch; two swaps each later
     assert replayed.replayed_batches == BATCHES - 1, "every batch after the first moved onto, none built"
+    assert observed.replayed_batches == BATCHES - 1
     for batch_id, records, errant, fresh_records, fresh_errant in seen:
         assert (records, errant) == (fresh_records, fresh_errant), f"batch {batch_id}"
         assert len(records) + len(errant) == ROWS_PER_BATCH, f"batch {batch_id}"

@@ -1,7 +1,7 @@
 """A pipeline moves the DataFrames it built on a streaming query's first micro-batch onto each later
 batch (transforms/replay.py, jvm/sql/PlanRebase.java): the records and errant records must be exactly
-those a pipeline building each batch afresh gets, and a plan that reads anything besides the batch is
-never moved."""
+those a pipeline building each batch afresh gets, in a query run and in the next (new column ids), and a
+plan that reads anything besides the batch is never moved."""
 
 from __future__ import annotations
 
@@ -85,29 +85,39 @@ def test_later_micro_batches_get_the_records_a_fresh_build_gets(spark: Any, tmp_
         fresh_records, fresh_errant = _result(compile_pipeline(CONFIG, {}, "sink", "replay-test", 0), batch)
         seen.append((batch_id, records, errant, fresh_records, fresh_errant))
 
-    stream = spark.readStream.format("rate-micro-batch").option("rowsPerBatch", ROWS_PER_BATCH).load()
-    query = (
-        stream.selectExpr(*KAFKA_COLUMNS)
-        .writeStream.foreachBatch(each)
-        .option("checkpointLocation", str(tmp_path / "checkpoint"))
-        .trigger(processingTime="0 seconds")
-        .start()
-    )
-    try:
-        wait_for(lambda: len(seen) >= BATCHES or query.exception(), timeout=120, what=f"{BATCHES} micro-batches")
-    finally:
-        query.stop()
-    assert query.exception() is None
+    # Two query runs through the same pipelines, as a task's run restarts its query after a Kafka outage:
+    # the second run's batches have columns of new ids, so its first batch is built and the rest moved.
+    runs = []
+    for run in range(2):
+        seen.clear()
+        first.clear()
+        stream = spark.readStream.format("rate-micro-batch").option("rowsPerBatch", ROWS_PER_BATCH).load()
+        query = (
+            stream.selectExpr(*KAFKA_COLUMNS)
+            .writeStream.foreachBatch(each)
+            .option("checkpointLocation", str(tmp_path / f"checkpoint-{run}"))
+            .trigger(processingTime="0 seconds")
+            .start()
+        )
+        try:
+            wait_for(
+                lambda q=query: len(seen) >= BATCHES or q.exception(), timeout=120, what=f"{BATCHES} micro-batches"
+            )
+        finally:
+            query.stop()
+        assert query.exception() is None
+        runs.append(list(seen))
 
-    assert swaps == [True] * (BATCHES + 2 * (BATCHES - 1))  # observed == plain each batch; two swaps each later
-    assert replayed.replayed_batches == BATCHES - 1, "every batch after the first moved onto, none built"
-    assert observed.replayed_batches == BATCHES - 1
-    for batch_id, records, errant, fresh_records, fresh_errant in seen:
-        assert (records, errant) == (fresh_records, fresh_errant), f"batch {batch_id}"
-        assert len(records) + len(errant) == ROWS_PER_BATCH, f"batch {batch_id}"
-    # Not all alike: each batch's own records came through (their keys differ batch to batch).
-    firsts = [records[0] for _, records, *_ in seen]
-    assert len(set(firsts)) == BATCHES
-    assert '\\"origin\\":\\"replay-test\\"' in firsts[-1] and "copied-orders" in firsts[-1]
-    assert not any("payload" in r for _, records, *_ in seen for r in records)
-    assert sum(len(errant) for _, _, errant, *_ in seen) > 0, "some values were not JSON"
+    assert swaps == [True] * 2 * (BATCHES + 2 * (BATCHES - 1))  # observed == plain each batch; two swaps each later
+    assert replayed.replayed_batches == 2 * (BATCHES - 1), "every batch after a run's first moved onto, none built"
+    assert observed.replayed_batches == 2 * (BATCHES - 1)
+    for seen_in_run in runs:
+        for batch_id, records, errant, fresh_records, fresh_errant in seen_in_run:
+            assert (records, errant) == (fresh_records, fresh_errant), f"batch {batch_id}"
+            assert len(records) + len(errant) == ROWS_PER_BATCH, f"batch {batch_id}"
+        # Not all alike: each batch's own records came through (their keys differ batch to batch).
+        firsts = [records[0] for _, records, *_ in seen_in_run]
+        assert len(set(firsts)) == BATCHES
+        assert '\\"origin\\":\\"replay-test\\"' in firsts[-1] and "copied-orders" in firsts[-1]
+        assert not any("payload" in r for _, records, *_ in seen_in_run for r in records)
+        assert sum(len(errant) for _, _, errant, *_ in seen_in_run) > 0, "some values were not JSON"

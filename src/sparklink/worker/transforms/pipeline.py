@@ -8,7 +8,8 @@ key/value converters -> the Kafka columns Spark's Kafka writer takes.
 
 Each step is one `selectExpr` over named columns, so Spark keeps one plan (its optimizer collapses the
 projections) and every record stays in the JVM. The SQL text of the steps is built once per task and
-input schema, then replayed on every batch. A record that fails a step carries the failure in the
+input schema; the DataFrames built from it on a query's first micro-batch are moved onto each later one
+(replay.py), so a batch costs no analysis in the JVM. A record that fails a step carries the failure in the
 error column: `errors.tolerance=none` turns the first one into a failed batch naming its topic,
 partition and offset; `all` splits the batch into good and errant records.
 """
@@ -91,9 +92,8 @@ class Pipeline:
     _plans: dict[str, tuple[list[Op], bool]] = field(default_factory=dict)
     replayed_batches: int = 0
     """Batches whose DataFrames were moved from the first batch's rather than built (replay.py)."""
-    _replays: dict[str, Replay | None] = field(default_factory=dict)
-    """Per input schema, the first batch's DataFrames to move onto later batches (replay.py); None
-    where they are built for each batch."""
+    _replays: dict[str, Replay] = field(default_factory=dict)
+    """Per input schema, the DataFrames of the batch built last, to move onto later batches (replay.py)."""
     _dlq_ready: bool = False
 
     @property
@@ -107,12 +107,11 @@ class Pipeline:
             return Outcome(batch)
         signature = batch.schema.simpleString()
         replay = self._replays.get(signature)
-        if replay:
+        if replay is not None:
             moved = replay.onto(batch)
             if moved is not None:
                 self.replayed_batches += 1
                 return Outcome(*moved)
-            self._replays[signature] = None  # refused: this input is built batch by batch from now on
         plan = self._plans.get(signature)
         if plan is None:
             plan = self._plans[signature] = self._compile(batch)
@@ -121,12 +120,11 @@ class Pipeline:
         for op in ops:
             frame = op(frame)
         outcome = self._split(frame, may_fail)
-        if signature not in self._replays:
-            # A SQL step's statement may read tables or views that change between batches: never replayed.
-            sql = any(isinstance(step.transform, SqlTransform) for step in self.steps)
-            self._replays[signature] = (
-                None if sql else Replay(batch, outcome.records, outcome.errant, tuple(outcome.cached))
-            )
+        # The batch built last is the one later batches move from: after a refusal (a restarted query's
+        # batches have new column ids), the first of the new run. A SQL step's statement may read tables
+        # or views that change between batches, so a chain with one is built for every batch.
+        if not any(isinstance(step.transform, SqlTransform) for step in self.steps):
+            self._replays[signature] = Replay(batch, outcome.records, outcome.errant, tuple(outcome.cached))
         return outcome
 
     def _plain(self, batch: DataFrame) -> bool:

@@ -5,8 +5,9 @@ Building a batch's DataFrames step by step has the JVM analyse each step as it i
 analyses per batch, 0.14 s of the driver's time between two micro-batches of a file sink (bench.sink's
 chain) while no Spark task runs. The batches of one query run share their columns' identities, so
 the JVM's `io.sparklink.spark.PlanRebase` swaps the first batch for the next in the analysed plans
-instead (jvm/sql/PlanRebase.java: what it refuses, and why). Where it refuses, or the session did not
-load our jar, the pipeline builds each batch's DataFrames as before.
+instead (jvm/sql/PlanRebase.java: what it refuses, and why). Where it refuses (a restarted query's
+batches have new ids) or the session did not load our jar, the pipeline builds the batch's DataFrames as
+before, and later batches move from those.
 """
 
 from __future__ import annotations
@@ -38,8 +39,7 @@ class Replay:
         for frame in self.cached:
             moved = _swap(frame, self.first, batch)
             if moved is None:
-                for done in cached:
-                    done.unpersist()
+                _drop(cached)
                 return None
             # Persisted before the frames over it are swapped, as when they are built: Spark finds the
             # cached data by the plan when a job runs.
@@ -47,15 +47,20 @@ class Replay:
         records = _swap(self.records, self.first, batch)
         errant = _swap(self.errant, self.first, batch) if self.errant is not None else None
         if records is None or (self.errant is not None and errant is None):
-            for done in cached:
-                done.unpersist()
+            _drop(cached)
             return None
         return records, errant, cached
 
 
+def _drop(cached: list[DataFrame]) -> None:
+    """Nothing moved: the frames cached for it so far are let go."""
+    for frame in cached:
+        frame.unpersist()
+
+
 def _swap(template: DataFrame, first: DataFrame, batch: DataFrame) -> DataFrame | None:
     from py4j.protocol import Py4JError
-    from pyspark.sql.classic.dataframe import DataFrame
+    from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
 
     session = batch.sparkSession
     try:
@@ -67,4 +72,4 @@ def _swap(template: DataFrame, first: DataFrame, batch: DataFrame) -> DataFrame 
     except Py4JError as exc:  # no jar on this session: build each batch (an optimisation only)
         log.debug("plans are built for each batch: %s", exc)
         return None
-    return None if swapped is None else DataFrame(swapped, session)
+    return None if swapped is None else ClassicDataFrame(swapped, session)

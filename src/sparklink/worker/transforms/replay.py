@@ -69,7 +69,7 @@ def _swap(template: DataFrame, first: DataFrame, batch: DataFrame) -> DataFrame 
             first._jdf,  # type: ignore[attr-defined]
             batch._jdf,  # type: ignore[attr-defined]
         )
-    except Py4JError as exc:  # no jar on this session: build each batch (an optimisation only)
+    except (Py4JError, AttributeError) as exc:  # no jar, or no JVM of its own: built each batch (an optimisation)
         log.debug("plans are built for each batch: %s", exc)
         return None
     return None if swapped is None else ClassicDataFrame(swapped, session)

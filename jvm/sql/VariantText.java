@@ -34,10 +34,9 @@ import org.apache.spark.unsafe.types.VariantVal;
  * about a tenth of a JSON sink's CPU. Here the bytes are written straight from the VARIANT's: keys from
  * its dictionary and strings from its values, neither decoded into Java strings (decoding keys, here and
  * in the object edits, took an eighth of a JSON sink's executor time), escaped as Jackson escapes them
- * ({@code "} and {@code \}
- * with a backslash; control characters as {@code \b \t \n \f \r} or {@code \\u00XX} in upper-case
- * hex; every other byte as is, the VARIANT's UTF-8 being valid). Integers, booleans and null are written
- * directly too; every other value is Spark's own rendering of it.
+ * ({@code "} and {@code \} with a backslash; control characters as {@code \b \t \n \f \r} or
+ * {@code \\u00XX} in upper-case hex; every other byte as is, the VARIANT's UTF-8 being valid).
+ * Integers, booleans and null are written directly too; every other value is Spark's own rendering of it.
  */
 public final class VariantText implements UDF2<VariantVal, String, byte[]> {
   private static final long serialVersionUID = 1L;

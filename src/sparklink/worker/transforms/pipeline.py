@@ -102,6 +102,11 @@ class Pipeline:
         byte_converters = all(isinstance(c, ByteArrayConverter) for c in (self.key_converter, self.value_converter))
         return byte_converters and not self.steps
 
+    @property
+    def has_sql_step(self) -> bool:
+        """A SQL transform is among the steps: its statement may read the session's tables and views."""
+        return any(isinstance(step.transform, SqlTransform) for step in self.steps)
+
     def run(self, batch: DataFrame) -> Outcome:
         if self.passthrough and self._plain(batch):
             return Outcome(batch)
@@ -123,7 +128,7 @@ class Pipeline:
         # The batch built last is the one later batches move from: after a refusal (a restarted query's
         # batches have new column ids), the first of the new run. A SQL step's statement may read tables
         # or views that change between batches, so a chain with one is built for every batch.
-        if not any(isinstance(step.transform, SqlTransform) for step in self.steps):
+        if not self.has_sql_step:
             self._replays[signature] = Replay(batch, outcome.records, outcome.errant, tuple(outcome.cached))
         return outcome
 
@@ -171,7 +176,7 @@ class Pipeline:
         the task rather than being skipped); None otherwise. Every field but the topic is an unknown
         column, so an expression that resolves with no input depends on the topic alone: a caller
         evaluating it learns the record's topic before any record exists (execution/factory.py)."""
-        if self.policy.tolerant or any(isinstance(step.transform, SqlTransform) for step in self.steps):
+        if self.policy.tolerant or self.has_sql_step:
             return None
         unknown = Datum("`?binary`", "binary")
         rec = Rec(

@@ -4,13 +4,19 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.SortOrder;
 import org.apache.spark.sql.catalyst.plans.logical.LocalRelation;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.OneRowRelation;
+import org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning;
 import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.execution.LogicalRDD;
 
+import scala.Option;
 import scala.jdk.javaapi.CollectionConverters;
+import scala.reflect.ClassTag;
 
 /**
  * A pipeline's DataFrames, built and analysed once on a streaming query's first micro-batch, moved onto
@@ -28,6 +34,10 @@ import scala.jdk.javaapi.CollectionConverters;
  * builds the batch's plan as before) where the swap could read the wrong data: a leaf outside that plan
  * other than a constant relation (a table, a file, a second copy of the batch under new ids), a
  * subquery, or batches that differ in output or are not one {@code LogicalRDD} each.
+ *
+ * <p>The first batch need not be a real one: {@link #standIn} makes, before a query starts, a batch of no
+ * rows with the columns every micro-batch of a query over the stream will have, so that a sink's
+ * pipeline is built and analysed while the query starts rather than on its first batch's clock.
  */
 public final class PlanRebase {
   private PlanRebase() {}
@@ -47,6 +57,26 @@ public final class PlanRebase {
     }
     swapped.setAnalyzed(); // every node is resolved already; the analyzer would only walk it again
     return Dataset.ofRows(next.sparkSession(), swapped);
+  }
+
+  /**
+   * An empty batch standing in for the micro-batches of a query over {@code stream}: a {@code LogicalRDD}
+   * with the stream's analysed output, whose expression ids each run of such a query gives its batches.
+   */
+  public static Dataset<Row> standIn(Dataset<Row> stream) {
+    SparkSession session = stream.sparkSession();
+    LogicalPlan batch =
+        new LogicalRDD(
+            stream.queryExecution().analyzed().output(),
+            session.sparkContext().emptyRDD(ClassTag.apply(InternalRow.class)),
+            new UnknownPartitioning(0),
+            CollectionConverters.asScala(new ArrayList<SortOrder>()).toList(),
+            false,
+            Option.empty(),
+            session,
+            Option.empty(),
+            Option.empty());
+    return Dataset.ofRows(session, batch);
   }
 
   /** Whether {@code plan} reads one micro-batch and nothing else (an observation over it, say). */

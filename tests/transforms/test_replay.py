@@ -121,3 +121,62 @@ def test_later_micro_batches_get_the_records_a_fresh_build_gets(spark: Any, tmp_
         assert '\\"origin\\":\\"replay-test\\"' in firsts[-1] and "copied-orders" in firsts[-1]
         assert not any("payload" in r for _, records, *_ in seen_in_run for r in records)
         assert sum(len(errant) for _, _, errant, *_ in seen_in_run) > 0, "some values were not JSON"
+
+
+def test_a_pipeline_built_before_the_query_starts_moves_onto_its_first_batch(spark: Any, tmp_path: Path) -> None:
+    # A sink task builds its pipeline on a stand-in batch while its query starts (sink_run._prebuilding):
+    # the stand-in has the columns of every batch of a query over the stream, so even the first batch is
+    # moved onto, and gets what a fresh build gets.
+    prebuilt = compile_pipeline(CONFIG, {}, "sink", "replay-test", 0)
+    stream = spark.readStream.format("rate-micro-batch").option("rowsPerBatch", ROWS_PER_BATCH).load()
+    records_stream = stream.selectExpr(*KAFKA_COLUMNS)
+    assert prebuilt.prebuild(records_stream)
+    assert prebuilt.replayed_batches == 0
+    seen: list[tuple[int, tuple[list[str], list[str]], tuple[list[str], list[str]]]] = []
+
+    def each(batch: DataFrame, batch_id: int) -> None:
+        if len(seen) < 2:
+            fresh = _result(compile_pipeline(CONFIG, {}, "sink", "replay-test", 0), batch)
+            seen.append((batch_id, _result(prebuilt, batch), fresh))
+
+    query = (
+        records_stream.writeStream.foreachBatch(each)
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(processingTime="0 seconds")
+        .start()
+    )
+    try:
+        wait_for(lambda: len(seen) >= 2 or query.exception(), timeout=120, what="2 micro-batches")
+    finally:
+        query.stop()
+    assert query.exception() is None
+    assert prebuilt.replayed_batches == 2, "the first batch moved onto too, none built"
+    for batch_id, moved, fresh in seen:
+        assert moved == fresh, f"batch {batch_id}"
+        assert len(moved[0]) + len(moved[1]) == ROWS_PER_BATCH, f"batch {batch_id}"
+        assert moved[0] and "copied-orders" in moved[0][0]
+
+
+def test_nothing_is_built_ahead_where_each_batch_must_be_built(spark: Any) -> None:
+    # Records that pass through need no plan; a SQL step's statement may read tables that change, so its
+    # pipeline is built on every batch and nothing is built ahead for it.
+    stream = spark.readStream.format("rate-micro-batch").option("rowsPerBatch", ROWS_PER_BATCH).load()
+    records_stream = stream.selectExpr(*KAFKA_COLUMNS)
+    passthrough = compile_pipeline({}, {}, "sink", "replay-test", 0)
+    assert passthrough.passthrough
+    assert not passthrough.prebuild(records_stream)
+    sql = compile_pipeline(
+        {
+            **SCHEMALESS,
+            "transforms": "q",
+            "transforms.q.type": "sql",
+            "transforms.q.statement": "SELECT * FROM records",
+        },
+        {},
+        "sink",
+        "replay-test",
+        0,
+    )
+    assert sql.has_sql_step
+    assert not sql.prebuild(records_stream)
+    assert not sql._replays

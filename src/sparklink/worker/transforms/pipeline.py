@@ -28,7 +28,7 @@ from sparklink.worker.transforms.converters import ByteArrayConverter, Converter
 from sparklink.worker.transforms.frames import ERROR, ORIGINAL, Op, barrier, materialize, output, source_datum
 from sparklink.worker.transforms.predicates import Predicate
 from sparklink.worker.transforms.record import KEY_CONVERTER, NO_ERROR, VALUE_CONVERTER, Datum, Rec, Side
-from sparklink.worker.transforms.replay import Replay
+from sparklink.worker.transforms.replay import Replay, stand_in
 from sparklink.worker.transforms.smt.base import Transformation
 from sparklink.worker.transforms.smt.sql import SqlTransform
 from sparklink.worker.transforms.sql_step import SqlStepError, sql_step
@@ -131,6 +131,19 @@ class Pipeline:
         if not self.has_sql_step:
             self._replays[signature] = Replay(batch, outcome.records, outcome.errant, tuple(outcome.cached))
         return outcome
+
+    def prebuild(self, stream: DataFrame) -> bool:
+        """Build the DataFrames for the micro-batches of a query over `stream` before its first batch,
+        on a stand-in batch they are then moved from (replay.py). False where nothing was built: the
+        records pass through unplanned, a SQL step is analysed against each batch, or the stand-in could
+        not be made."""
+        if self.passthrough or self.has_sql_step:
+            return False
+        batch = stand_in(stream)
+        if batch is None:
+            return False
+        self.run(batch).release()
+        return True
 
     def _plain(self, batch: DataFrame) -> bool:
         if self.side == "sink":

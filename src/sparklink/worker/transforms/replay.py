@@ -8,6 +8,10 @@ the JVM's `io.sparklink.spark.PlanRebase` swaps the first batch for the next in 
 instead (jvm/sql/PlanRebase.java: what it refuses, and why). Where it refuses (a restarted query's
 batches have new ids) or the session did not load our jar, the pipeline builds the batch's DataFrames as
 before, and later batches move from those.
+
+A sink's pipeline need not wait for the first batch at all: `stand_in` gives, before its query starts, an
+empty batch with the columns every micro-batch of the query will have, and `Pipeline.prebuild` builds
+the DataFrames on it while Spark starts the query; the first batch then moves from those too.
 """
 
 from __future__ import annotations
@@ -50,6 +54,21 @@ class Replay:
             _drop(cached)
             return None
         return records, errant, cached
+
+
+def stand_in(stream: DataFrame) -> DataFrame | None:
+    """An empty batch with the columns (and their ids) of the micro-batches a query over `stream` hands
+    to its batch function, or None where the session did not load our jar."""
+    from py4j.protocol import Py4JError
+    from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
+
+    session = stream.sparkSession
+    try:
+        batch = session._jvm.io.sparklink.spark.PlanRebase.standIn(stream._jdf)  # type: ignore[union-attr,attr-defined]
+    except (Py4JError, AttributeError) as exc:
+        log.debug("no stand-in batch: %s", exc)
+        return None
+    return ClassicDataFrame(batch, session)
 
 
 def _drop(cached: list[DataFrame]) -> None:

@@ -128,7 +128,9 @@ class SinkRun(PartitionRun, CompiledRun):
             try:
                 built = self.pipeline.prebuild(stream)
             except Exception as exc:
-                log.info("the pipeline is built on the first batch instead (nothing else is affected): %s", exc)
+                # The class only: the first batch builds the same DataFrames and reports a real failure
+                # itself, with the task's error handling.
+                log.info("the pipeline is built on the first batch instead (%s)", type(exc).__name__)
                 return
             if built:
                 log.debug("pipeline built before the first batch in %.3fs", time.monotonic() - started)

@@ -8,10 +8,11 @@ key/value converters -> the Kafka columns Spark's Kafka writer takes.
 
 Each step is one `selectExpr` over named columns, so Spark keeps one plan (its optimizer collapses the
 projections) and every record stays in the JVM. The SQL text of the steps is built once per task and
-input schema; the DataFrames built from it on a query's first micro-batch are moved onto each later one
-(replay.py), so a batch costs no analysis in the JVM. A record that fails a step carries the failure in the
-error column: `errors.tolerance=none` turns the first one into a failed batch naming its topic,
-partition and offset; `all` splits the batch into good and errant records.
+input schema; the DataFrames built from it on a query's first micro-batch (a sink's: before it, while
+its query starts) are moved onto each later one (replay.py), so a batch costs no analysis in the JVM.
+A record that fails a step carries the failure in the error column: `errors.tolerance=none` turns the
+first one into a failed batch naming its topic, partition and offset; `all` splits the batch into good
+and errant records.
 """
 
 from __future__ import annotations
@@ -91,7 +92,8 @@ class Pipeline:
     """This run's task-error-metrics: what `dead_letters` split off and logged, and the DLQ writes."""
     _plans: dict[str, tuple[list[Op], bool]] = field(default_factory=dict)
     replayed_batches: int = 0
-    """Batches whose DataFrames were moved from the first batch's rather than built (replay.py)."""
+    """Batches whose DataFrames were moved from those built earlier (on a query run's first batch, or on a
+    stand-in before it: `prebuild`) rather than built (replay.py)."""
     _replays: dict[str, Replay] = field(default_factory=dict)
     """Per input schema, the DataFrames of the batch built last, to move onto later batches (replay.py)."""
     _dlq_ready: bool = False

@@ -276,6 +276,7 @@ _EDITS = [
     exprs.object_select("v", [], [], {"z": "a", "seq": "a"}),  # two renamed onto a third
     exprs.object_select("v", [], [], {}),
     exprs.object_without("v", "array('seq', 'nothing', IF(i = 0, 'z', 'a'))"),  # names known per record
+    exprs.object_select("v", ["absent"], [], {"missing": "seq"}),  # lists that change no field here
 ]
 _READS = [
     exprs.object_get("v", "seq"),
@@ -327,9 +328,12 @@ def test_object_edits_and_reads_from_the_jar_answer_as_their_sql_forms(spark: An
     assert edited[0][6] == '{"z":1}'
     assert edited[0][7] == '{"a":1,"payload":"xxxxxxxx","é🚀":null}'
     assert edited[0][9] == '{"a":{"n":[1,{"m":null}]},"payload":"xxxxxxxx","é🚀":null}'
+    # An object the lists change nothing in comes back whole (the jar returns it as it is).
+    assert edited[0][10] == '{"a":{"n":[1,{"m":null}]},"payload":"xxxxxxxx","seq":7,"z":1,"é🚀":null}'
+    assert edited[1][10] == '{"seq":1,"sequence":2}'
     assert (
         edited[2][: len(_EDITS)]
-        == ['{"origin":"bench"}', '{"z":[true,{"q":2}]}', '{"seq":null}', edited[2][3]] + ["{}"] * 6
+        == ['{"origin":"bench"}', '{"z":[true,{"q":2}]}', '{"seq":null}', edited[2][3]] + ["{}"] * 7
     )
     assert json.loads(edited[3][3]) == {_EVERY_CHARACTER: 3, "seq": 2}
     assert edited[0][len(_EDITS) :] == ["7", "JSON null", '[1,{"m":null}]', "SQL NULL", "5"]

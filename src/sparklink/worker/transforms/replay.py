@@ -59,16 +59,7 @@ class Replay:
 def stand_in(stream: DataFrame) -> DataFrame | None:
     """An empty batch with the columns (and their ids) of the micro-batches a query over `stream` hands
     to its batch function, or None where the session did not load our jar."""
-    from py4j.protocol import Py4JError
-    from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
-
-    session = stream.sparkSession
-    try:
-        batch = session._jvm.io.sparklink.spark.PlanRebase.standIn(stream._jdf)  # type: ignore[union-attr,attr-defined]
-    except (Py4JError, AttributeError) as exc:
-        log.debug("no stand-in batch: %s", exc)
-        return None
-    return ClassicDataFrame(batch, session)
+    return _rebase(stream, "standIn", stream)
 
 
 def _drop(cached: list[DataFrame]) -> None:
@@ -78,17 +69,21 @@ def _drop(cached: list[DataFrame]) -> None:
 
 
 def _swap(template: DataFrame, first: DataFrame, batch: DataFrame) -> DataFrame | None:
+    return _rebase(batch, "onto", template, first, batch)
+
+
+def _rebase(on: DataFrame, method: str, *frames: DataFrame) -> DataFrame | None:
+    """`PlanRebase.<method>` over `frames`' plans, as a DataFrame of `on`'s session; None where the JVM
+    answers none, or the session did not load our jar or has no JVM of its own (then each batch is built,
+    an optimisation lost, nothing else)."""
     from py4j.protocol import Py4JError
     from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
 
-    session = batch.sparkSession
+    session = on.sparkSession
     try:
-        swapped = session._jvm.io.sparklink.spark.PlanRebase.onto(  # type: ignore[union-attr]
-            template._jdf,  # type: ignore[attr-defined]
-            first._jdf,  # type: ignore[attr-defined]
-            batch._jdf,  # type: ignore[attr-defined]
-        )
-    except (Py4JError, AttributeError) as exc:  # no jar, or no JVM of its own: built each batch (an optimisation)
+        rebase = session._jvm.io.sparklink.spark.PlanRebase  # type: ignore[union-attr]
+        answer = getattr(rebase, method)(*(frame._jdf for frame in frames))  # type: ignore[attr-defined]
+    except (Py4JError, AttributeError) as exc:
         log.debug("plans are built for each batch: %s", exc)
         return None
-    return None if swapped is None else ClassicDataFrame(swapped, session)
+    return None if answer is None else ClassicDataFrame(answer, session)

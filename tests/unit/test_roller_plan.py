@@ -9,7 +9,7 @@ import pytest
 
 from sparklink.platform.kraft_quorum import QuorumInfo, ReplicaState
 from sparklink.roller import plan
-from sparklink.roller.admin import AdminError
+from sparklink.roller.admin import AdminError, BrokerNotInMetadataError
 from sparklink.roller.executor import KafkaRoller
 from sparklink.roller.model import (
     UNKNOWN_BROKER_STATE,
@@ -341,3 +341,38 @@ def test_the_kubernetes_planner_reads_pods_and_plans_deletions() -> None:
         ("my-cluster-brokers-1", True),
     ]
     assert RestartReason.POD_STUCK in planner.deletions[1].reasons
+
+
+def test_a_dynamic_update_for_a_broker_missing_from_the_metadata_is_retried_not_restarted() -> None:
+    runtime = FakeNodes([B1])
+    admin = FakeAdmin()
+    admin.configs = {1: {"log.cleaner.threads": ConfigValue("1", False)}}
+    runtime.desired = {1: {"log.cleaner.threads": "2"}}
+    original_alter = admin.alter_broker_config
+    refusals = []
+
+    def lagging(node_id: int, changes: dict[str, str]) -> None:
+        # The broker that answers the metadata request has not yet replayed broker 1's unfencing.
+        if len(refusals) < 2:
+            refusals.append(node_id)
+            raise BrokerNotInMetadataError(f"broker {node_id} is not in the cluster metadata")
+        original_alter(node_id, changes)
+
+    admin.alter_broker_config = lagging  # type: ignore[method-assign]
+    result = roller(runtime, admin, FakeAgents()).roll()
+    assert refusals == [1, 1] and admin.altered == [(1, {"log.cleaner.threads": "2"})]
+    assert runtime.restarts == [] and [n.node_id for n, _ in result.reconfigured] == [1]
+
+
+def test_a_failed_dynamic_update_restarts_the_broker_as_strimzi_does() -> None:
+    runtime = FakeNodes([B1])
+    admin = FakeAdmin()
+    admin.configs = {1: {"log.cleaner.threads": ConfigValue("1", False)}}
+    runtime.desired = {1: {"log.cleaner.threads": "2"}}
+
+    def refused(node_id: int, changes: dict[str, str]) -> None:
+        raise AdminError("Error updating Kafka configuration for node 1: INVALID_CONFIG")
+
+    admin.alter_broker_config = refused  # type: ignore[method-assign]
+    roller(runtime, admin, FakeAgents()).roll()
+    assert runtime.restarts == [(1, frozenset({RestartReason.CONFIG_CHANGE_REQUIRES_RESTART}), False)]

@@ -33,6 +33,11 @@ class AdminError(RuntimeError):
     """Kafka did not answer an admin request in time or answered with an error."""
 
 
+class BrokerNotInMetadataError(AdminError):
+    """The broker a request is for is missing from the cluster metadata: down, fenced, or just unfenced and not
+    yet in the metadata of the broker that answered (brokers replay the metadata log each at its own pace)."""
+
+
 class ClusterAdmin(Protocol):
     def topics(self) -> list[TopicState]: ...
     def broker_config(self, node_id: int) -> dict[str, ConfigValue]: ...
@@ -99,7 +104,9 @@ class ConfluentClusterAdmin:
         # Fenced and stopped brokers are left out of metadata, so this also answers at once for a broker that is
         # not up, instead of a request waiting out its timeout.
         if node_id not in self._admin.list_topics(timeout=self.timeout).brokers:
-            raise AdminError(f"broker {node_id} is not in the cluster metadata: it is down, fenced or starting")
+            raise BrokerNotInMetadataError(
+                f"broker {node_id} is not in the cluster metadata: it is down, fenced or starting"
+            )
 
     def _alter(self, node_id: int, entries: list[ConfigEntry], failed: str) -> None:
         """Apply `entries` to the node's dynamic config; an AdminError starting with `failed` if it cannot."""

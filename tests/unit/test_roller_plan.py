@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import pytest
+from confluent_kafka import KafkaError, KafkaException
 
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform.kraft_quorum import QuorumInfo, ReplicaState
 from sparklink.roller import plan
-from sparklink.roller.admin import AdminError, BrokerNotInMetadataError
+from sparklink.roller.admin import AdminError, ConfluentClusterAdmin, NoAnswerError
 from sparklink.roller.executor import KafkaRoller
 from sparklink.roller.model import (
     UNKNOWN_BROKER_STATE,
@@ -355,7 +357,7 @@ def test_a_dynamic_update_for_a_broker_missing_from_the_metadata_is_retried_not_
         # The broker that answers the metadata request has not yet replayed broker 1's unfencing.
         if len(refusals) < 2:
             refusals.append(node_id)
-            raise BrokerNotInMetadataError(f"broker {node_id} is not in the cluster metadata")
+            raise NoAnswerError(f"broker {node_id} is not in the cluster metadata")
         original_alter(node_id, changes)
 
     admin.alter_broker_config = lagging  # type: ignore[method-assign]
@@ -376,3 +378,46 @@ def test_a_failed_dynamic_update_restarts_the_broker_as_strimzi_does() -> None:
     admin.alter_broker_config = refused  # type: ignore[method-assign]
     roller(runtime, admin, FakeAgents()).roll()
     assert runtime.restarts == [(1, frozenset({RestartReason.CONFIG_CHANGE_REQUIRES_RESTART}), False)]
+
+
+class _Future:
+    def __init__(self, error: KafkaError | None) -> None:
+        self.error = error
+
+    def result(self, timeout: float) -> None:
+        if self.error is not None:
+            raise KafkaException(self.error)
+
+
+class _LibrdkafkaAdmin:
+    """What ConfluentClusterAdmin asks confluent-kafka's AdminClient for an update: metadata, then the update."""
+
+    def __init__(self, brokers: Iterable[int], error: KafkaError | None = None) -> None:
+        self.brokers = {b: object() for b in brokers}
+        self.error = error
+
+    def list_topics(self, timeout: float) -> object:
+        return type("Metadata", (), {"brokers": self.brokers})()
+
+    def incremental_alter_configs(self, resources: list[object]) -> dict[object, _Future]:
+        return {r: _Future(self.error) for r in resources}
+
+
+@pytest.mark.parametrize(
+    ("brokers", "error", "unanswered"),
+    [
+        ((0, 2), None, True),  # broker 1 missing from the metadata
+        ((0, 1, 2), KafkaError(KafkaError.REQUEST_TIMED_OUT), True),
+        ((0, 1, 2), KafkaError(KafkaError._TRANSPORT), True),
+        ((0, 1, 2), KafkaError(KafkaError.INVALID_CONFIG, "log.cleaner.threads: bad value"), False),
+        ((0, 1, 2), KafkaError(KafkaError.POLICY_VIOLATION), False),
+    ],
+)
+def test_an_update_kafka_never_answered_is_told_apart_from_one_it_refused(
+    brokers: tuple[int, ...], error: KafkaError | None, unanswered: bool
+) -> None:
+    admin = ConfluentClusterAdmin(KafkaClientSettings("127.0.0.1:9"), [], timeout=1.0)
+    admin._admin = _LibrdkafkaAdmin(brokers, error)  # type: ignore[assignment]
+    with pytest.raises(AdminError) as failed:
+        admin.alter_broker_config(1, {"log.cleaner.threads": "2"})
+    assert isinstance(failed.value, NoAnswerError) is unanswered

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Protocol
 
-from confluent_kafka import KafkaException
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
 
@@ -33,9 +33,24 @@ class AdminError(RuntimeError):
     """Kafka did not answer an admin request in time or answered with an error."""
 
 
-class BrokerNotInMetadataError(AdminError):
-    """The broker a request is for is missing from the cluster metadata: down, fenced, or just unfenced and not
-    yet in the metadata of the broker that answered (brokers replay the metadata log each at its own pace)."""
+class NoAnswerError(AdminError):
+    """A request for one broker got no answer, as opposed to a refusal: the broker is missing from the cluster
+    metadata (down, fenced, or just unfenced and not yet in the metadata of the broker that answered: brokers
+    replay the metadata log each at its own pace), or the request timed out or lost its connection."""
+
+
+NO_ANSWER_CODES = frozenset(
+    {
+        KafkaError._TIMED_OUT,
+        KafkaError._TIMED_OUT_QUEUE,
+        KafkaError._TRANSPORT,
+        KafkaError._ALL_BROKERS_DOWN,
+        KafkaError.REQUEST_TIMED_OUT,
+        KafkaError.BROKER_NOT_AVAILABLE,
+        KafkaError.NETWORK_EXCEPTION,
+        KafkaError.NOT_CONTROLLER,  # the broker forwards the update to a controller that just moved
+    }
+)
 
 
 class ClusterAdmin(Protocol):
@@ -104,9 +119,7 @@ class ConfluentClusterAdmin:
         # Fenced and stopped brokers are left out of metadata, so this also answers at once for a broker that is
         # not up, instead of a request waiting out its timeout.
         if node_id not in self._admin.list_topics(timeout=self.timeout).brokers:
-            raise BrokerNotInMetadataError(
-                f"broker {node_id} is not in the cluster metadata: it is down, fenced or starting"
-            )
+            raise NoAnswerError(f"broker {node_id} is not in the cluster metadata: it is down, fenced or starting")
 
     def _alter(self, node_id: int, entries: list[ConfigEntry], failed: str) -> None:
         """Apply `entries` to the node's dynamic config; an AdminError starting with `failed` if it cannot."""
@@ -116,7 +129,8 @@ class ConfluentClusterAdmin:
             for future in self._admin.incremental_alter_configs([resource]).values():
                 future.result(timeout=self.timeout)
         except (KafkaException, FutureTimeout) as exc:
-            raise AdminError(f"{failed}: {_failure(exc, self.timeout)}") from exc
+            unanswered = not isinstance(exc, KafkaException) or _code(exc) in NO_ANSWER_CODES
+            raise (NoAnswerError if unanswered else AdminError)(f"{failed}: {_failure(exc, self.timeout)}") from exc
 
     def _describe(self, resources: list[ConfigResource]) -> dict[str, dict[str, ConfigValue]]:
         out: dict[str, dict[str, ConfigValue]] = {}
@@ -124,6 +138,11 @@ class ConfluentClusterAdmin:
             entries = future.result(timeout=self.timeout)
             out[resource.name] = {k: ConfigValue(e.value, bool(e.is_read_only)) for k, e in entries.items()}
         return out
+
+
+def _code(exc: KafkaException) -> int | None:
+    error = exc.args[0] if exc.args else None
+    return error.code() if isinstance(error, KafkaError) else None
 
 
 def _failure(exc: BaseException, timeout: float) -> str:

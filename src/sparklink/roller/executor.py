@@ -8,8 +8,8 @@ thread: controllers before brokers, unready nodes first; for each node
   2. find what it needs: nothing, a dynamic update (incrementalAlterConfigs) or a restart, and why;
   3. defer the active controller while other nodes remain; check the quorum (controllers) and partition
      availability (brokers; combined nodes both) - if it cannot roll now, retry later;
-  4. restart (or reconfigure) it and wait until it is ready again. A dynamic update Kafka refuses or fails
-     restarts the node, as in Strimzi; one for a broker missing from the metadata is retried instead.
+  4. restart (or reconfigure) it and wait until it is ready again. A dynamic update Kafka refuses restarts the
+     node, as in Strimzi; one that gets no answer (timed out, broker not in the metadata) is retried instead.
 A failed attempt is retried with the node's back-off (250 ms x2, 10 attempts); a ForceableProblem that
 outlives the back-off ends in a forced restart (POD_FORCE_RESTART_ON_ERROR) when that is safe, any other
 problem fails the roll with its message. A FatalProblem ends the roll at once.
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from sparklink.roller import plan
-from sparklink.roller.admin import AdminError, BrokerNotInMetadataError, ClusterAdmin
+from sparklink.roller.admin import AdminError, ClusterAdmin, NoAnswerError
 from sparklink.roller.agent_client import AgentClient
 from sparklink.roller.model import (
     UNKNOWN_BROKER_STATE,
@@ -308,10 +308,11 @@ class KafkaRoller:
             return False
         try:
             self.admin.alter_broker_config(node.node_id, ctx.diff.changes)
-        except BrokerNotInMetadataError as exc:
-            # Not a failed update: the request never reached the broker. One that just became ready may still be
-            # missing from the metadata of the broker that answered; restarting it would throw away its start
-            # (a log recovery, maybe). Retried with the back-off instead, as a node that does not answer is.
+        except NoAnswerError as exc:
+            # Not a refused update: Kafka never answered. A broker that just became ready may still be missing
+            # from the metadata of the broker that answers, or slow on a loaded machine; restarting it would throw
+            # away its start (a log recovery, maybe). Retried with the back-off, as a node that does not answer
+            # is, and forced once the back-off is spent. Strimzi restarts at once on any failure.
             raise ForceableProblem(str(exc)) from exc
         except AdminError as exc:
             log.info("%s could not be updated dynamically (%s), will restart", node, exc)

@@ -351,18 +351,18 @@ def test_a_dynamic_update_for_a_broker_missing_from_the_metadata_is_retried_not_
     admin.configs = {1: {"log.cleaner.threads": ConfigValue("1", False)}}
     runtime.desired = {1: {"log.cleaner.threads": "2"}}
     original_alter = admin.alter_broker_config
-    refusals = []
+    unanswered: list[int] = []
 
     def lagging(node_id: int, changes: dict[str, str]) -> None:
         # The broker that answers the metadata request has not yet replayed broker 1's unfencing.
-        if len(refusals) < 2:
-            refusals.append(node_id)
+        if len(unanswered) < 2:
+            unanswered.append(node_id)
             raise NoAnswerError(f"broker {node_id} is not in the cluster metadata")
         original_alter(node_id, changes)
 
     admin.alter_broker_config = lagging  # type: ignore[method-assign]
     result = roller(runtime, admin, FakeAgents()).roll()
-    assert refusals == [1, 1] and admin.altered == [(1, {"log.cleaner.threads": "2"})]
+    assert unanswered == [1, 1] and admin.altered == [(1, {"log.cleaner.threads": "2"})]
     assert runtime.restarts == [] and [n.node_id for n, _ in result.reconfigured] == [1]
 
 

@@ -39,7 +39,7 @@ class NoAnswerError(AdminError):
     replay the metadata log each at its own pace), or the request timed out or lost its connection."""
 
 
-NO_ANSWER_CODES = frozenset(
+_NO_ANSWER_CODES = frozenset(
     {
         KafkaError._TIMED_OUT,
         KafkaError._TIMED_OUT_QUEUE,
@@ -129,7 +129,7 @@ class ConfluentClusterAdmin:
             for future in self._admin.incremental_alter_configs([resource]).values():
                 future.result(timeout=self.timeout)
         except (KafkaException, FutureTimeout) as exc:
-            unanswered = not isinstance(exc, KafkaException) or _code(exc) in NO_ANSWER_CODES
+            unanswered = not isinstance(exc, KafkaException) or _code(exc) in _NO_ANSWER_CODES
             raise (NoAnswerError if unanswered else AdminError)(f"{failed}: {_failure(exc, self.timeout)}") from exc
 
     def _describe(self, resources: list[ConfigResource]) -> dict[str, dict[str, ConfigValue]]:

@@ -36,14 +36,11 @@ import org.apache.spark.unsafe.types.VariantVal;
  * in the object edits, took an eighth of a JSON sink's executor time), escaped as Jackson escapes them
  * ({@code "} and {@code \} with a backslash; control characters as {@code \b \t \n \f \r} or
  * {@code \\u00XX} in upper-case hex; every other byte as is, the VARIANT's UTF-8 being valid).
- * Integers, booleans and null are written directly too; every other value is Spark's own rendering of it.
+ * Integers, booleans and null are written directly too ({@link JsonOut}); every other value is Spark's own
+ * rendering of it.
  */
 public final class VariantText implements UDF2<VariantVal, String, byte[]> {
   private static final long serialVersionUID = 1L;
-  private static final byte[] HEX = "0123456789ABCDEF".getBytes(StandardCharsets.US_ASCII);
-  private static final byte[] NULL_TEXT = {'n', 'u', 'l', 'l'};
-  private static final byte[] TRUE_TEXT = {'t', 'r', 'u', 'e'};
-  private static final byte[] FALSE_TEXT = {'f', 'a', 'l', 's', 'e'};
 
   @Override
   public byte[] call(VariantVal value, String zone) {
@@ -55,22 +52,27 @@ public final class VariantText implements UDF2<VariantVal, String, byte[]> {
     if (basic != OBJECT && basic != ARRAY) {
       return null; // a scalar: Spark's cast, which the SQL calling this falls back to, renders it
     }
-    Writer writer = new Writer(bytes, value.getMetadata(), zone);
-    writer.write(0);
-    return Arrays.copyOf(writer.out, writer.size);
+    return text(bytes, value.getMetadata(), zone);
   }
 
-  /** One value's text, written into a growing byte array. */
-  private static final class Writer {
+  /** Any value's JSON text, as it is written inside an object or array: what {@link JsonEdit} renders
+   * a value with when it is not a string, an integer, a boolean or null. */
+  static byte[] text(byte[] value, byte[] metadata, String zone) {
+    Writer writer = new Writer(value, metadata, zone);
+    writer.write(0);
+    return writer.bytes();
+  }
+
+  /** One value's text. */
+  private static final class Writer extends JsonOut {
     private final byte[] value;
     private final byte[] metadata;
     private final String zone;
     private final int keyOffsetSize;
     private final int keysStart;
-    byte[] out;
-    int size;
 
     Writer(byte[] value, byte[] metadata, String zone) {
+      super(value.length + 16);
       this.value = value;
       this.metadata = metadata;
       this.zone = zone;
@@ -78,7 +80,6 @@ public final class VariantText implements UDF2<VariantVal, String, byte[]> {
       keyOffsetSize = ((metadata[0] >> 6) & 0x3) + 1;
       int keys = VariantUtil.readUnsigned(metadata, 1, keyOffsetSize);
       keysStart = 1 + (keys + 2) * keyOffsetSize;
-      out = new byte[value.length + 16];
     }
 
     void write(int pos) {
@@ -122,41 +123,16 @@ public final class VariantText implements UDF2<VariantVal, String, byte[]> {
       if (info == LONG_STR) {
         quoted(value, pos + 1 + U32_SIZE, VariantUtil.readUnsigned(value, pos + 1, U32_SIZE));
       } else if (info == NULL) {
-        append(NULL_TEXT, 0, NULL_TEXT.length);
+        append(NULL_TEXT);
       } else if (info == TRUE) {
-        append(TRUE_TEXT, 0, TRUE_TEXT.length);
+        append(TRUE_TEXT);
       } else if (info == FALSE) {
-        append(FALSE_TEXT, 0, FALSE_TEXT.length);
+        append(FALSE_TEXT);
       } else if (info >= INT1 && info <= INT8) {
         digits(VariantUtil.getLong(value, pos));
       } else { // decimals, floating point, dates, times, binary, UUIDs: rare in JSON, and Spark's rules
         byte[] alone = Arrays.copyOfRange(value, pos, pos + VariantUtil.valueSize(value, pos));
-        byte[] text = new Variant(alone, metadata).toJson(ZoneId.of(zone)).getBytes(StandardCharsets.UTF_8);
-        append(text, 0, text.length);
-      }
-    }
-
-    /** An integer in decimal, as Long.toString writes it, without a String on the way. */
-    private void digits(long n) {
-      if (n == Long.MIN_VALUE) { // the one value whose negation does not fit
-        byte[] text = Long.toString(n).getBytes(StandardCharsets.US_ASCII);
-        append(text, 0, text.length);
-        return;
-      }
-      ensure(20);
-      if (n < 0) {
-        out[size++] = '-';
-        n = -n;
-      }
-      int first = size;
-      do {
-        out[size++] = (byte) ('0' + n % 10);
-        n /= 10;
-      } while (n != 0);
-      for (int i = first, j = size - 1; i < j; i++, j--) { // written lowest digit first
-        byte b = out[i];
-        out[i] = out[j];
-        out[j] = b;
+        append(new Variant(alone, metadata).toJson(ZoneId.of(zone)).getBytes(StandardCharsets.UTF_8));
       }
     }
 
@@ -164,59 +140,6 @@ public final class VariantText implements UDF2<VariantVal, String, byte[]> {
       int start = VariantUtil.readUnsigned(metadata, 1 + (id + 1) * keyOffsetSize, keyOffsetSize);
       int end = VariantUtil.readUnsigned(metadata, 1 + (id + 2) * keyOffsetSize, keyOffsetSize);
       quoted(metadata, keysStart + start, end - start);
-    }
-
-    private void quoted(byte[] from, int start, int length) {
-      ensure(length + 2);
-      out[size++] = '"';
-      int end = start + length;
-      int run = start; // the first byte not yet written: bytes needing no escape go in runs
-      for (int i = start; i < end; i++) {
-        byte b = from[i];
-        if ((b >= 0x20 || b < 0) && b != '"' && b != '\\') { // a byte of a multi-byte character is negative
-          continue;
-        }
-        System.arraycopy(from, run, out, size, i - run);
-        size += i - run;
-        run = i + 1;
-        ensure(end - i + 6); // this byte's escape, the rest unescaped, the closing quote
-        out[size++] = '\\';
-        switch (b) {
-          case '"', '\\' -> out[size++] = b;
-          case '\b' -> out[size++] = 'b';
-          case '\t' -> out[size++] = 't';
-          case '\n' -> out[size++] = 'n';
-          case '\f' -> out[size++] = 'f';
-          case '\r' -> out[size++] = 'r';
-          default -> {
-            out[size++] = 'u';
-            out[size++] = '0';
-            out[size++] = '0';
-            out[size++] = HEX[b >> 4];
-            out[size++] = HEX[b & 0xF];
-          }
-        }
-      }
-      System.arraycopy(from, run, out, size, end - run);
-      size += end - run;
-      out[size++] = '"';
-    }
-
-    private void append(byte b) {
-      ensure(1);
-      out[size++] = b;
-    }
-
-    private void append(byte[] from, int start, int length) {
-      ensure(length);
-      System.arraycopy(from, start, out, size, length);
-      size += length;
-    }
-
-    private void ensure(int more) {
-      if (size + more > out.length) {
-        out = Arrays.copyOf(out, Math.max(out.length * 2, size + more));
-      }
     }
   }
 }

@@ -98,7 +98,7 @@ public final class ObjectSelect implements UDF2<VariantVal, String, VariantVal> 
   }
 
   /** {@code key}'s name after the renames. A few names each: a linear search beats building a set. */
-  private static String newName(Lists lists, String key) {
+  static String newName(Lists lists, String key) {
     int renamed = lists.from.indexOf(key);
     String name = renamed < 0 || renamed >= lists.to.size() ? key : lists.to.get(renamed);
     return name == null ? key : name;

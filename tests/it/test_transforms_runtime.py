@@ -123,6 +123,47 @@ def test_poison_records_go_to_the_dead_letter_queue_and_the_task_keeps_running(
     assert task_states(module_worker.url, "tolerant") == ["RUNNING"]
 
 
+def test_a_json_chain_edited_as_text_writes_its_lines_and_sends_poison_records_to_the_dead_letter_queue(
+    module_worker: RunningWorker, tmp_path: Path
+) -> None:
+    # For a file sink, InsertField's static field and ReplaceField are edits of each value's text
+    # (transforms/json_text.py); a value that is not a JSON object takes the VARIANT path and fails there.
+    bootstrap = module_worker.config.bootstrap_servers
+    topic, dlq, sink_file = unique("edited"), unique("dlq"), tmp_path / "edited.txt"
+    config = {
+        **{k: v for k, v in dlq_config(topic, sink_file, dlq, "all").items() if not k.startswith("transforms.tag.")},
+        "transforms": "tag,drop",
+        "transforms.tag.type": "org.apache.kafka.connect.transforms.InsertField$Value",
+        "transforms.tag.static.field": "origin",
+        "transforms.tag.static.value": "edited",
+        "transforms.drop.type": "org.apache.kafka.connect.transforms.ReplaceField$Value",
+        "transforms.drop.exclude": "payload",
+        "transforms.drop.renames": "n:number",
+    }
+    create_topic(bootstrap, topic)
+    create(module_worker, "edited", config)
+    wait_for(lambda: task_states(module_worker.url, "edited") == ["RUNNING"], 60, "the task to run")
+    values = [
+        b'{"n": 0, "payload": "x"}',
+        b"{not json",
+        b'{"payload": {"a": 1}, "n": 2}',
+        b"[1, 2]",
+        b'{"z": {"b": 1, "a": 2.5}, "n": 4}',
+    ]
+    produce(bootstrap, topic, values)
+    wait_for(lambda: len(lines(sink_file)) == 3, 120, "the three objects in the file")
+    assert lines(sink_file) == [
+        '{"number":0,"origin":"edited"}',
+        '{"number":2,"origin":"edited"}',
+        '{"number":4,"origin":"edited","z":{"a":2.5,"b":1}}',
+    ]
+    dead = read_topic(bootstrap, dlq, 2)
+    assert [d.value() for d in dead] == [b"{not json", b"[1, 2]"]
+    stages = [dict((k, v.decode()) for k, v in d.headers())["__connect.errors.stage"] for d in dead]
+    assert stages == ["VALUE_CONVERTER", "TRANSFORMATION"]
+    assert task_states(module_worker.url, "edited") == ["RUNNING"]
+
+
 def test_with_tolerance_none_a_poison_record_fails_the_task_naming_it(
     module_worker: RunningWorker, tmp_path: Path
 ) -> None:

@@ -196,6 +196,9 @@ class SinkTask(Task):
     """`write_batch` runs one Spark action over its batch, so the runtime does not cache the batch.
     Left False, the runtime caches it, and a sink that reads it twice (a collect, then a write) does
     not fetch it from Kafka twice."""
+    value_as_text: ClassVar[bool] = False
+    """`write_batch` writes each value as text (`api.text.as_text`: objects as JSON), so the runtime may
+    hand over a JsonConverter's value as that text, a string column, and build no VARIANT for it."""
 
     def start(self, ctx: TaskContext) -> None:
         """Check the task's config against what the worker allows (e.g. `ctx.files`) before its query

@@ -201,6 +201,7 @@ class FileStreamSinkConnector(SinkConnector):
 
 class FileStreamSinkTask(SinkTask):
     reads_batch_once = True
+    value_as_text = True
 
     def start(self, ctx: TaskContext) -> None:
         ctx.files.writable(ctx.config["file"])  # raises naming the rule the file breaks

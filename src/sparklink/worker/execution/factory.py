@@ -62,7 +62,8 @@ class RunFactory:
         if isinstance(task, JavaSinkTask):
             group = sink_group(connector, ctx.config)
             return JvmSinkRun(*state, **args, setup=self._java_setup(task, config, side), group=group)
-        pipeline = compile_pipeline(config, self.converter_defaults, side, connector, task_id)
+        value_as_text = isinstance(task, SinkTask) and task.value_as_text
+        pipeline = compile_pipeline(config, self.converter_defaults, side, connector, task_id, value_as_text)
         if isinstance(task, SinkTask):
             group = sink_group(connector, ctx.config)
             return SinkRun(*state, **args, pipeline=pipeline, sink=task, group=group)

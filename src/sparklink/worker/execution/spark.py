@@ -165,7 +165,7 @@ def register_functions(spark: SparkSession) -> None:
     from pyspark.sql.types import BinaryType, IntegerType, StringType, VariantType
 
     from sparklink.api import text
-    from sparklink.worker.transforms import exprs
+    from sparklink.worker.transforms import exprs, json_text
 
     functions = [
         (exprs.UTF8_TEXT, "io.sparklink.spark.Utf8Text", StringType(), exprs.UTF8_TEXT_IN_SQL),
@@ -181,6 +181,7 @@ def register_functions(spark: SparkSession) -> None:
         (exprs.OBJECT_SIZE, "io.sparklink.spark.ObjectSize", IntegerType(), exprs.OBJECT_SIZE_IN_SQL),
         (exprs.OBJECT_PUT, "io.sparklink.spark.ObjectPut", VariantType(), exprs.OBJECT_PUT_IN_SQL),
         (exprs.OBJECT_SELECT, "io.sparklink.spark.ObjectSelect", VariantType(), exprs.OBJECT_SELECT_IN_SQL),
+        (json_text.JSON_EDIT, "io.sparklink.spark.JsonEdit", BinaryType(), json_text.JSON_EDIT_IN_SQL),
     ]
     in_jar = SQL_FUNCTIONS_JAR in (spark.conf.get("spark.jars", "") or "")
     for name, java_class, returns, in_sql in functions:

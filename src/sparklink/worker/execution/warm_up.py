@@ -242,8 +242,8 @@ def sink_path(spark: SparkSession) -> int:
 
 def sink_rows(spark: SparkSession, rows: int) -> DataFrame:
     """`rows` records shaped as Spark's Kafka source reads them, each value a JSON object of about 1 KiB,
-    through a sink pipeline (JsonConverter without schemas and the warm-up's chain), each value then
-    rendered as text as the file sink renders it."""
+    through a sink pipeline (JsonConverter without schemas and the warm-up's chain) for a sink that writes
+    values as text, as the file sink does: the chain's text edit (transforms/json_text.py)."""
     batch = spark.range(rows, numPartitions=1).selectExpr(
         "CAST(CAST(id AS STRING) AS BINARY) AS key",
         "CAST(to_json(named_struct('id', id, 'name', concat('name-', id), 'flag', id % 2 = 0, "
@@ -255,8 +255,8 @@ def sink_rows(spark: SparkSession, rows: int) -> DataFrame:
         "0 AS timestampType",
         "CAST(array() AS ARRAY<STRUCT<key: STRING, value: BINARY>>) AS headers",
     )
-    records = _pipeline(_TRANSFORMS, _SINK_CONVERTERS, "sink").run(batch).records
-    return records.selectExpr(f"{as_text('value', 'variant')} AS value")
+    records = _pipeline(_TRANSFORMS, _SINK_CONVERTERS, "sink", value_as_text=True).run(batch).records
+    return records.selectExpr(f"{as_text('value', 'string')} AS value")
 
 
 _SINK_CONVERTERS = {
@@ -280,8 +280,13 @@ markers), which a converter-only pipeline does not; one that keeps every record 
 its routes evaluated once at a task's start (direct_run.routed_topics)."""
 
 
-def _pipeline(transforms: Mapping[str, str], converters: Mapping[str, str] | None, side: Side = "source") -> Pipeline:
-    return compile_pipeline(transforms, converters, side, "sparklink-warm-up", 0)
+def _pipeline(
+    transforms: Mapping[str, str],
+    converters: Mapping[str, str] | None,
+    side: Side = "source",
+    value_as_text: bool = False,
+) -> Pipeline:
+    return compile_pipeline(transforms, converters, side, "sparklink-warm-up", 0, value_as_text)
 
 
 def _topic_exists(metadata: kafka_io.Metadata, topic: str, timeout: float) -> bool:

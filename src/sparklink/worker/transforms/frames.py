@@ -25,11 +25,11 @@ ERROR, DROP, ORIGINAL, BARRIER = "__sl_error", "__sl_drop", "__sl_original", "__
 Op = Callable[["DataFrame"], "DataFrame"]
 
 
-def materialize(rec: Rec, original: str = ORIGINAL) -> tuple[Op, Rec]:
-    """The step's operation (select the record's expressions under fixed names) and a Rec that refers
-    to those names, so the next step builds on names. Dropped records are only marked (`drop`) and
-    removed once at the end: a filter here would be pushed down through the earlier projections and
-    copy their expressions into its condition, step after step."""
+def materialize(rec: Rec, original: str = ORIGINAL, carry: tuple[str, ...] = ()) -> tuple[Op, Rec]:
+    """The step's operation (select the record's expressions under fixed names, and the columns named in
+    `carry` as they are) and a Rec that refers to those names, so the next step builds on names. Dropped
+    records are only marked (`drop`) and removed once at the end: a filter here would be pushed down
+    through the earlier projections and copy their expressions into its condition, step after step."""
     cols = [
         f"{rec.topic} AS {TOPIC}",
         f"{rec.partition} AS {PARTITION}",
@@ -42,7 +42,7 @@ def materialize(rec: Rec, original: str = ORIGINAL) -> tuple[Op, Rec]:
     ]
     key, key_cols = _named(rec.key, KEY, KEY_SCHEMA, KEY_JSON)
     value, value_cols = _named(rec.value, VALUE, VALUE_SCHEMA, VALUE_JSON)
-    cols += key_cols + value_cols
+    cols += key_cols + value_cols + list(carry)
 
     def op(frame: DataFrame) -> DataFrame:
         return frame.selectExpr(*cols)

@@ -19,14 +19,23 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from sparklink.worker import connector_config as keys
 from sparklink.worker.transforms import catalog, enrichment, errors
 from sparklink.worker.transforms import exprs as x
 from sparklink.worker.transforms.converters import ByteArrayConverter, Converter
-from sparklink.worker.transforms.frames import ERROR, ORIGINAL, Op, barrier, materialize, output, source_datum
+from sparklink.worker.transforms.frames import (
+    ERROR,
+    ORIGINAL,
+    Op,
+    barrier,
+    materialize,
+    output,
+    source_datum,
+)
+from sparklink.worker.transforms.json_text import VALUE_TEXT, chain_edits, edited_text, sink_text
 from sparklink.worker.transforms.predicates import Predicate
 from sparklink.worker.transforms.record import KEY_CONVERTER, NO_ERROR, VALUE_CONVERTER, Datum, Rec, Side
 from sparklink.worker.transforms.replay import Replay, stand_in
@@ -85,6 +94,9 @@ class Pipeline:
     policy: errors.ErrorPolicy
     connector: str = ""
     task_id: int = 0
+    value_as_text: bool = False
+    """The sink writes each value as text (`SinkTask.value_as_text`): a JSON chain that can be written as
+    edits of the text hands it the text, and builds no VARIANT for a record that is an object."""
     cache_split: bool = True
     """With errors.tolerance=all, cache the transformed batch so that splitting it into good and errant
     records computes the transforms once (worth it for real batches; tests of tiny ones turn it off)."""
@@ -157,11 +169,20 @@ class Pipeline:
     def _compile(self, batch: DataFrame) -> tuple[list[Op], bool]:
         """The batch operations for this input schema, and whether any record can fail or be dropped
         in them; a SQL step is analysed against `batch`."""
-        rec, original = self._start(batch)
+        edits = None
+        if self.side == "sink" and self.value_as_text:
+            edits = chain_edits(self.value_converter, [(s.transform, s.predicate) for s in self.steps])
+        rec, original = self._start(batch, as_text=edits is not None)
         ops: list[Op] = []
+        carry: tuple[str, ...] = ()
+        if edits is not None:
+            # Its own projection, so that it runs once per record however many steps read it.
+            text = f"{edited_text('value', self.unread_value_fields, edits)} AS {VALUE_TEXT}"
+            ops.append(lambda frame: frame.selectExpr("*", text))
+            carry = (VALUE_TEXT,)
         for step in self.steps:
             # Each step reads the previous one's columns by name (the first, the batch's columns).
-            op, rec = materialize(rec, original)
+            op, rec = materialize(rec, original, carry)
             ops.append(op)
             original = ORIGINAL
             if isinstance(step.transform, SqlTransform):
@@ -172,7 +193,7 @@ class Pipeline:
                 ops.append(op)
                 continue
             rec = self._apply(step, rec)
-        finish, may_fail = self._finish(rec, batch, original)
+        finish, may_fail = self._finish(rec, batch, original, as_text=edits is not None)
         ops.append(finish)
         return ops, may_fail
 
@@ -210,13 +231,19 @@ class Pipeline:
             rec = self._apply(step, rec)
         return rec.topic if rec.drop == "false" else None
 
-    def _start(self, batch: DataFrame) -> tuple[Rec, str]:
-        """The record over the batch's own columns, and the expression of its original (for errors)."""
+    def _start(self, batch: DataFrame, as_text: bool = False) -> tuple[Rec, str]:
+        """The record over the batch's own columns, and the expression of its original (for errors).
+        `as_text`: the value's text edit is in column VALUE_TEXT; where it answered, the value here is
+        NULL and nothing of the converter runs (it is read only where the edit did not answer)."""
         columns = set(batch.columns)
         headers = f"coalesce(headers, {x.EMPTY_HEADERS})" if "headers" in columns else x.EMPTY_HEADERS
         if self.side == "sink":
             key, key_error = self.key_converter.to_connect("key")
             value, value_error = self.value_converter.to_connect("value", self.unread_value_fields)
+            if as_text:
+                guard = f"{VALUE_TEXT} IS NULL"
+                value = replace(value, col=x.when(guard, value.col))
+                value_error = None if value_error is None else x.when(guard, value_error)
             kept = ("key", "value", "headers", "topic", "partition", "offset", "timestamp", "timestampType")
             original = "struct(" + ", ".join(c for c in kept if c in columns) + ")"
             rec = Rec("topic", "partition", "offset", "timestamp", headers, key, value, NO_ERROR, "false", "sink")
@@ -256,7 +283,7 @@ class Pipeline:
             unread = before if step.predicate is None else before & unread
         return unread
 
-    def _finish(self, rec: Rec, batch: DataFrame, original: str) -> tuple[Op, bool]:
+    def _finish(self, rec: Rec, batch: DataFrame, original: str, as_text: bool = False) -> tuple[Op, bool]:
         if self.side == "source":
             key, key_error = self.key_converter.from_connect(rec.key)
             value, value_error = self.value_converter.from_connect(rec.value)
@@ -278,7 +305,7 @@ class Pipeline:
                 f"{original}.timestampType AS timestampType",
                 f"{rec.headers} AS headers",
                 f"{output(rec.key)} AS key",
-                f"{output(rec.value)} AS value",
+                f"{sink_text(output(rec.value)) if as_text else output(rec.value)} AS value",
             ]
             for name, datum in (("key_schema", rec.key), ("value_schema", rec.value)):
                 if datum.schema is not None:
@@ -349,9 +376,11 @@ def compile_pipeline(
     kind: Side = "sink",
     connector: str = "",
     task_id: int = 0,
+    value_as_text: bool = False,
 ) -> Pipeline:
     """Build a task's pipeline from its connector config; converters not set on the connector come
-    from the worker's (`worker_defaults`), as in Connect. Raises PipelineConfigError naming the key."""
+    from the worker's (`worker_defaults`), as in Connect; `value_as_text` as `Pipeline` says. Raises
+    PipelineConfigError naming the key."""
     defaults = dict(worker_defaults or {})
     errs = {k: v for k, v in enrichment.validate(config, kind).items() if v}
     if errs:
@@ -384,6 +413,7 @@ def compile_pipeline(
         policy=policy,
         connector=connector,
         task_id=task_id,
+        value_as_text=value_as_text,
     )
 
 

@@ -19,6 +19,7 @@ from sparklink.worker.transforms.record import Datum, Kind, Rec, Shape, Which
 
 if TYPE_CHECKING:
     from sparklink.worker.transforms.converters import Converter
+    from sparklink.worker.transforms.json_text import TextEdit
 
 PACKAGE = "org.apache.kafka.connect.transforms"
 ILLEGAL_ARGUMENT = "java.lang.IllegalArgumentException"
@@ -38,6 +39,12 @@ class Transformation(Plugin):
         sink's JsonConverter leaves such fields out of its parse. None by default: a transform that does
         not say may read the whole value."""
         return frozenset()
+
+    def text_edits(self) -> tuple[TextEdit, ...] | None:
+        """What this transform does to a schemaless JSON object value, as edits of its text (json_text.py):
+        `()` when it neither reads nor changes the value, None (the default) when it cannot be written so.
+        A sink chain whose every step answers lets a sink that writes text skip the VARIANT."""
+        return None
 
 
 T = TypeVar("T", bound=type[Transformation])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from sparklink.worker.transforms import exprs as x
 from sparklink.worker.transforms import schemas
+from sparklink.worker.transforms.json_text import Put, Select, TextEdit
 from sparklink.worker.transforms.plugin import REPLACE_NULL_WITH_DEFAULT, PluginConfigError, config, key, non_empty_list
 from sparklink.worker.transforms.record import Datum, Rec, Shape
 from sparklink.worker.transforms.smt.base import (
@@ -103,6 +104,13 @@ class InsertField(Transformation):
         replaced = {spec[0] for kind, spec in self.specs.items() if spec and kind in ("topic", "offset", "static")}
         return after | replaced
 
+    def text_edits(self) -> tuple[TextEdit, ...] | None:
+        # The static field alone is a constant; the others hold per-record values.
+        static = self.specs["static"]
+        if self.which != "value" or static is None or any(self.specs[k] for k in self.specs if k != "static"):
+            return None
+        return (Put(static[0], str(self.config["static.value"])),)
+
     def _on_struct(self, rec: Rec, shape: Shape) -> Rec | None:
         """Connect's applyWithSchema on a typed struct: its fields, then the inserted ones (a null
         partition or timestamp as a null field). None (the general path) for an offset, which a
@@ -186,6 +194,11 @@ class ReplaceField(Transformation):
         # here or in `after` can be told: the fields an include list drops are not known by name.
         named = {*self.exclude, *after, *self.renames}
         return frozenset(n for n in named if not self._keeps(n) or self.renames.get(n, n) in after)
+
+    def text_edits(self) -> tuple[TextEdit, ...] | None:
+        if self.which != "value":
+            return None
+        return (Select(tuple(self.exclude), tuple(self.include), tuple(self.renames.items())),)
 
     def _on_struct(self, rec: Rec, shape: Shape) -> Rec | None:
         """Connect's applyWithSchema on a typed struct: the kept fields in schema order, renamed. None

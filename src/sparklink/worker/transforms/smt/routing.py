@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sparklink.worker.transforms import exprs as x
+from sparklink.worker.transforms.json_text import TextEdit
 from sparklink.worker.transforms.plugin import config, key, valid_regex
 from sparklink.worker.transforms.record import Rec
 from sparklink.worker.transforms.smt.base import PACKAGE, Transformation
@@ -41,6 +42,9 @@ class RegexRouter(Transformation):
 
     def unread_value_fields(self, after: frozenset[str]) -> frozenset[str]:
         return after  # reads the topic alone
+
+    def text_edits(self) -> tuple[TextEdit, ...]:
+        return ()
 
 
 class TimestampRouter(Transformation):

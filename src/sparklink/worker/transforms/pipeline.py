@@ -244,7 +244,11 @@ class Pipeline:
                 guard = f"{VALUE_TEXT} IS NULL"
                 value = replace(value, col=x.when(guard, value.col))
                 value_error = None if value_error is None else x.when(guard, value_error)
-            kept = ("key", "value", "headers", "topic", "partition", "offset", "timestamp", "timestampType")
+            # Without errors.tolerance=all the original serves only a failure's text and the output's
+            # timestampType: a copy of each record's key, value and headers would be made for nothing.
+            kept: tuple[str, ...] = ("topic", "partition", "offset", "timestampType")
+            if self.policy.tolerant:  # errant records go on whole (the dead letter queue, the error log)
+                kept = ("key", "value", "headers", "topic", "partition", "offset", "timestamp", "timestampType")
             original = "struct(" + ", ".join(c for c in kept if c in columns) + ")"
             rec = Rec("topic", "partition", "offset", "timestamp", headers, key, value, NO_ERROR, "false", "sink")
             if key_error is not None:

@@ -29,9 +29,11 @@ final class FlatJson {
   private static final int MAX_DIGITS = 18;
   private static final int NAMES = 64;
 
+  /** A name and its UTF-8, one object so that a slot is read whole. */
+  private record Name(byte[] bytes, String name) {}
+
   // The names met last, by a hash of their bytes: a task's values share a few, decoded once.
-  private final byte[][] nameBytes = new byte[NAMES][];
-  private final String[] names = new String[NAMES];
+  private final Name[] names = new Name[NAMES];
 
   /**
    * Reads the object in {@code b} into {@code fields} (each value's JSON text appended to {@code values}),
@@ -197,13 +199,12 @@ final class FlatJson {
       h = 31 * h + b[k];
     }
     int slot = (h ^ (h >>> 16)) & (NAMES - 1);
-    byte[] known = nameBytes[slot];
-    if (known != null && Arrays.equals(known, 0, known.length, b, start, end)) {
-      return names[slot];
+    Name known = names[slot];
+    if (known != null && Arrays.equals(known.bytes, 0, known.bytes.length, b, start, end)) {
+      return known.name;
     }
     String name = new String(b, start, end - start, StandardCharsets.UTF_8);
-    nameBytes[slot] = Arrays.copyOfRange(b, start, end);
-    names[slot] = name;
+    names[slot] = new Name(Arrays.copyOfRange(b, start, end), name);
     return name;
   }
 }

@@ -3,8 +3,8 @@ package io.sparklink.spark;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
@@ -46,10 +46,12 @@ public final class JsonEdit implements UDF2<byte[], String, byte[]> {
     }
   }
 
-  private transient String lastText;
-  private transient JsonEditSpec lastSpec;
+  /** A spec's text and the spec: what this copy of the function read last, one object read whole. */
+  private record Seen(String text, JsonEditSpec spec) {}
+
+  private transient Seen last;
   /** Each name's quoted UTF-8, written once: a task's values share a few names (bounded all the same). */
-  private transient HashMap<String, byte[]> quotedNames;
+  private transient ConcurrentHashMap<String, byte[]> quotedNames;
   private transient FlatJson flat;
 
   @Override
@@ -57,18 +59,21 @@ public final class JsonEdit implements UDF2<byte[], String, byte[]> {
     if (bytes == null || specText == null || bytes.length > LIMIT) {
       return null;
     }
-    if (!specText.equals(lastText)) { // the same constant for every record of a task
-      lastSpec = JsonEditSpec.of(specText);
-      lastText = specText;
+    Seen seen = last;
+    if (seen == null || !seen.text.equals(specText)) { // the same constant for every record of a task
+      seen = last = new Seen(specText, JsonEditSpec.of(specText));
     }
-    JsonEditSpec spec = lastSpec;
+    JsonEditSpec spec = seen.spec;
     if (spec == JsonEditSpec.MALFORMED || !Utf8Check.valid(bytes)) {
       return null;
     }
     ArrayList<Field> fields = new ArrayList<>(16);
     JsonOut values = new JsonOut(Math.min(bytes.length, 512)); // every field's value, one after another
-    flat = flat == null ? new FlatJson() : flat;
-    if (!flat.read(bytes, spec.skip(), fields, values)) {
+    FlatJson reader = flat;
+    if (reader == null) {
+      reader = flat = new FlatJson();
+    }
+    if (!reader.read(bytes, spec.skip(), fields, values)) {
       fields.clear();
       values.size = 0;
       if (!read(bytes, spec.skip(), fields, values)) {
@@ -144,16 +149,17 @@ public final class JsonEdit implements UDF2<byte[], String, byte[]> {
   }
 
   private byte[] quotedName(String name) {
-    if (quotedNames == null || quotedNames.size() >= NAMES_KEPT) {
-      quotedNames = new HashMap<>();
+    ConcurrentHashMap<String, byte[]> known = quotedNames;
+    if (known == null || known.size() >= NAMES_KEPT) {
+      known = quotedNames = new ConcurrentHashMap<>();
     }
-    byte[] quoted = quotedNames.get(name);
+    byte[] quoted = known.get(name);
     if (quoted == null) {
       byte[] utf8 = name.getBytes(StandardCharsets.UTF_8);
       JsonOut out = new JsonOut(utf8.length + 2);
       out.quoted(utf8, 0, utf8.length);
       quoted = out.bytes();
-      quotedNames.put(name, quoted);
+      known.put(name, quoted);
     }
     return quoted;
   }

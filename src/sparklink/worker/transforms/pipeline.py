@@ -2,7 +2,8 @@
 Caller: the worker, once per task; `Pipeline.run(batch)` per micro-batch.
 
 Sinks: Kafka records (Spark's Kafka source columns) -> key/value converters -> transforms -> the
-records the SinkTask writes (key/value as binary, string or VARIANT, see `record.Kind`).
+records the SinkTask writes (key/value as binary, string or VARIANT, see `record.Kind`); a sink that
+writes values as text gets a JSON chain's value as its text, edited without a VARIANT (json_text.py).
 Sources: the SourceTask's columns (`topic`, `key`, `value`[, `headers`, `partition`]) -> transforms ->
 key/value converters -> the Kafka columns Spark's Kafka writer takes.
 
@@ -26,15 +27,7 @@ from sparklink.worker import connector_config as keys
 from sparklink.worker.transforms import catalog, enrichment, errors
 from sparklink.worker.transforms import exprs as x
 from sparklink.worker.transforms.converters import ByteArrayConverter, Converter
-from sparklink.worker.transforms.frames import (
-    ERROR,
-    ORIGINAL,
-    Op,
-    barrier,
-    materialize,
-    output,
-    source_datum,
-)
+from sparklink.worker.transforms.frames import ERROR, ORIGINAL, Op, barrier, materialize, output, source_datum
 from sparklink.worker.transforms.json_text import VALUE_TEXT, chain_edits, edited_text, sink_text
 from sparklink.worker.transforms.predicates import Predicate
 from sparklink.worker.transforms.record import KEY_CONVERTER, NO_ERROR, VALUE_CONVERTER, Datum, Rec, Side

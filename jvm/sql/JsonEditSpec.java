@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ConcurrentHashMap;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
@@ -28,22 +27,11 @@ record JsonEditSpec(List<String> skip, List<JsonEditSpec.Edit> edits) {
   static final JsonEditSpec MALFORMED = new JsonEditSpec(List.of(), List.of());
 
   private static final JsonFactory JSON = new JsonFactory();
-  // Each text's spec, read once. Emptied at the bound: the texts are constants, a few per worker.
-  private static final int KEPT = 256;
-  private static final ConcurrentHashMap<String, JsonEditSpec> READ = new ConcurrentHashMap<>();
+  private static final ReadOnce<JsonEditSpec> READ = new ReadOnce<>(JsonEditSpec::read);
 
   /** The spec of {@code text}, read once per text ({@link #MALFORMED} for anything but a spec). */
   static JsonEditSpec of(String text) {
-    JsonEditSpec known = READ.get(text);
-    if (known != null) {
-      return known;
-    }
-    JsonEditSpec read = read(text);
-    if (READ.size() >= KEPT) {
-      READ.clear();
-    }
-    READ.put(text, read);
-    return read;
+    return READ.of(text);
   }
 
   private static JsonEditSpec read(String text) {

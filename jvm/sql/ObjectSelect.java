@@ -3,7 +3,6 @@ package io.sparklink.spark;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ConcurrentHashMap;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
@@ -40,10 +39,8 @@ public final class ObjectSelect implements UDF2<VariantVal, String, VariantVal> 
   // Each text's lists, read once: a text per transform that names fields (ReplaceField, HeaderFrom's
   // move, a schema's fields), one per sink whose JSON parse leaves fields out (JsonVariantWithout), and
   // a few per record where the names depend on the record (the absent fields a schema'd MaskField or
-  // Cast drops). Emptied at the bound, so that no caller (a user's SQL step passing a new text per
-  // record) can grow it.
-  private static final int KEPT = 256;
-  private static final ConcurrentHashMap<String, Lists> READ = new ConcurrentHashMap<>();
+  // Cast drops).
+  private static final ReadOnce<Lists> READ = new ReadOnce<>(ObjectSelect::read);
 
   /** A text and its lists: what one copy of a function read last. */
   record Seen(String text, Lists lists) {
@@ -53,7 +50,7 @@ public final class ObjectSelect implements UDF2<VariantVal, String, VariantVal> 
      * it costs less than hashing it for the shared map), else read.
      */
     static Seen of(Seen last, String text) {
-      return last != null && last.text.equals(text) ? last : new Seen(text, parsed(text));
+      return last != null && last.text.equals(text) ? last : new Seen(text, READ.of(text));
     }
   }
 
@@ -102,20 +99,6 @@ public final class ObjectSelect implements UDF2<VariantVal, String, VariantVal> 
     int renamed = lists.from.indexOf(key);
     String name = renamed < 0 || renamed >= lists.to.size() ? key : lists.to.get(renamed);
     return name == null ? key : name;
-  }
-
-  /** The lists of a text, read once per text. */
-  private static Lists parsed(String lists) {
-    Lists known = READ.get(lists);
-    if (known != null) {
-      return known;
-    }
-    Lists read = read(lists);
-    if (READ.size() >= KEPT) {
-      READ.clear();
-    }
-    READ.put(lists, read);
-    return read;
   }
 
   private static Lists read(String text) {

@@ -238,6 +238,34 @@ def test_an_unready_node_whose_agent_never_answers_is_force_restarted_as_strimzi
     assert r.clock.monotonic() == pytest.approx(1.0 + 2 * 5.0, abs=1.0)  # type: ignore[attr-defined]
 
 
+def test_a_ready_broker_whose_listener_opens_late_is_asked_again_and_reconfigured_not_restarted() -> None:
+    # Kafka reports a broker RUNNING (its agent: ready) a moment before it opens its listeners.
+    runtime = FakeNodes([B1])
+    admin = FakeAdmin()
+    admin.configs = {1: {"log.cleaner.threads": ConfigValue("1", False)}}
+    runtime.desired = {1: {"log.cleaner.threads": "2"}}
+    asked: list[int] = []
+
+    def opens_on_the_third_ask(node: NodeRef) -> bool:
+        asked.append(node.node_id)
+        return len(asked) >= 3
+
+    runtime.is_responsive = opens_on_the_third_ask  # type: ignore[method-assign]
+    roller(runtime, admin, FakeAgents()).roll()
+    assert runtime.restarts == []
+    assert admin.altered == [(1, {"log.cleaner.threads": "2"})]
+    assert len(asked) == 3
+
+
+def test_a_ready_broker_that_never_accepts_connections_is_force_restarted_once_the_backoff_is_spent() -> None:
+    runtime = FakeNodes([B1])
+    runtime.responsive[1] = False
+    r = roller(runtime, FakeAdmin(), FakeAgents(), backoff_attempts=3)
+    r.roll()
+    assert runtime.restarts == [(1, frozenset({RestartReason.POD_UNRESPONSIVE}), True)]
+    assert r.clock.monotonic() > 0  # type: ignore[attr-defined]  # it waited before restarting
+
+
 def test_an_agent_that_answers_on_a_later_ask_keeps_a_recovering_broker_from_a_forced_restart() -> None:
     runtime = FakeNodes([B1])
     runtime.ready[1] = runtime.responsive[1] = False

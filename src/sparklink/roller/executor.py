@@ -5,7 +5,9 @@ thread: controllers before brokers, unready nodes first; for each node
   1. unless it is stuck, wait up to the operation timeout for it to be ready; if it is not, ask its agent
      (again, a few seconds apart, while it cannot answer), and when the broker is in log recovery fail this
      attempt with UnforceableProblem - never restart it;
-  2. find what it needs: nothing, a dynamic update (incrementalAlterConfigs) or a restart, and why;
+  2. find what it needs: nothing, a dynamic update (incrementalAlterConfigs) or a restart, and why (a node
+     that refuses connections is force-restarted; a ready one only once its back-off is spent, as Kafka
+     reports a broker ready a moment before its listeners open);
   3. defer the active controller while other nodes remain; check the quorum (controllers) and partition
      availability (brokers; combined nodes both) - if it cannot roll now, retry later;
   4. restart (or reconfigure) it and wait until it is ready again. A dynamic update Kafka refuses restarts the
@@ -87,6 +89,7 @@ class _Context:
     backoff: BackOff
     done: bool = False
     stuck: bool = False
+    ready: bool = False
     force: bool = False
     needs_restart: bool = False
     needs_reconfig: bool = False
@@ -190,7 +193,8 @@ class KafkaRoller:
     # ----------------------------------------------------------------- one node
     def _restart_if_necessary(self, node: NodeRef, ctx: _Context, needs: RestartNeeds) -> None:
         ctx.stuck = self.runtime.is_stuck(node)
-        if not ctx.stuck and not self._await_ready(node):
+        ctx.ready = not ctx.stuck and self._await_ready(node)
+        if not ctx.stuck and not ctx.ready:
             state = self._broker_state(node)
             if state.in_recovery:
                 raise UnforceableProblem(
@@ -246,6 +250,10 @@ class KafkaRoller:
             ctx.force = True
             return
         if not self.runtime.is_responsive(node):
+            if ctx.ready and not ctx.backoff.done():
+                # Kafka reports a broker RUNNING (ready) once it is unfenced, and opens its listeners a moment
+                # later: a ready node that refuses connections is asked again before it is restarted.
+                raise ForceableProblem(f"Pod {node.name} is ready but does not accept connections yet")
             log.info("%s needs to be restarted, because it does not seem to respond to connection attempts", node)
             ctx.reasons.add(RestartReason.POD_UNRESPONSIVE)
             ctx.force = True

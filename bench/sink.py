@@ -26,6 +26,11 @@ It reports, per system:
 - CPU seconds of the worker's process tree (sparklink's Python worker and Spark JVM; Apache's JVM)
   over `total_s`, also per 1M records.
 
+`--rounds N` sinks the same topic N times on each worker, one connector after another (each its own
+name, so its own consumer group reading from the start, and its own file): round 1 is a fresh worker's
+first connector, later rounds a worker whose JVM has compiled the code the sink runs, as a worker that
+has been up a while has. Each round is reported; the top-level figures are round 1's.
+
 Prints a table with ratios and writes bench/results/sink-<timestamp>.json with the load averages
 seen (the machine may be shared: compare systems within one run only).
 """
@@ -67,6 +72,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--tasks", type=int, default=1, help="tasks.max of the sink connector")
     p.add_argument("--values", choices=VALUES, default="text", help="text (StringConverter) or json (JsonConverter)")
     p.add_argument("--chain", action="store_true", help="add bench.transforms' 3-transform chain to the sink")
+    p.add_argument("--rounds", type=int, default=1, help="connectors run one after another on each worker")
     p.add_argument("--heap", default="512m", help="Apache Connect -Xmx")
     p.add_argument("--start-timeout", type=float, default=240.0, help="seconds for a worker to get healthy")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds for one system to write every record")
@@ -74,6 +80,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     if set(args.systems) - set(SYSTEMS) or not args.systems:
         p.error(f"--systems takes {', '.join(SYSTEMS)}; got {args.systems}")
+    if args.rounds < 1:
+        p.error("--rounds must be at least 1")
     if args.size < (16 if args.values == "text" else 96):
         p.error("--size must be at least 16 for text values (each starts with its number), 96 for json")
     return args
@@ -152,17 +160,27 @@ def connector_config(args: argparse.Namespace, topic: str, out_file: Path) -> di
     }
 
 
-def bench_system(system: System, args: argparse.Namespace, bootstrap: str, topic: str, work: Path) -> dict[str, Any]:
-    out_file = work / f"{system.name}-sink.txt"
+def bench_system(system: System, args: argparse.Namespace, topic: str, work: Path) -> dict[str, Any]:
+    """Every round on one worker: round 1's figures, with each round's under `rounds`."""
+    rounds = [bench_round(system, args, topic, work, k) for k in range(1, args.rounds + 1)]
+    return {**rounds[0], "rounds": rounds}
+
+
+def bench_round(system: System, args: argparse.Namespace, topic: str, work: Path, k: int) -> dict[str, Any]:
+    name = f"sink-{system.name}" if k == 1 else f"sink-{system.name}-{k}"
+    out_file = work / f"{name}.txt"
     config = connector_config(args, topic, out_file)
     written = LineCounter(out_file)
     shape = f"{args.values}{' + 3 transforms' if args.chain else ''}"
-    console.print(f"[bold]{system.name}[/bold]: sinking {args.records:,} records of {args.size} B ({shape}) to a file")
+    console.print(
+        f"[bold]{system.name}[/bold]: sinking {args.records:,} records of {args.size} B ({shape}) to a file"
+        + (f", round {k} of {args.rounds}" if args.rounds > 1 else "")
+    )
     load_before = os.getloadavg()
     cpu0 = tree_cpu_s(system.pid)
     with httpx.Client(base_url=system.url, timeout=60.0) as client:
         t0 = time.perf_counter()
-        create_connector(client, f"sink-{system.name}", config)
+        create_connector(client, name, config)
         first: float | None = None
         deadline = t0 + args.timeout
         while True:
@@ -177,7 +195,7 @@ def bench_system(system: System, args: argparse.Namespace, bootstrap: str, topic
             time.sleep(0.05)
         total = now - t0
         cpu = tree_cpu_s(system.pid) - cpu0
-        client.delete(f"/connectors/sink-{system.name}")
+        client.delete(f"/connectors/{name}")
     lines = written.count()  # the lines written by now, counted on from where the loop stopped
     stream = now - (first if first is not None else t0)
     return {
@@ -205,9 +223,14 @@ def print_table(results: dict[str, Any], args: argparse.Namespace) -> None:
     cols = ("system", "records/s", "stream rec/s", "total s", "CPU s", "CPU s / 1M", "cores", "lines", "load 1m")
     for col in cols:
         table.add_column(col, justify="left" if col == "system" else "right")
-    for name, r in results.items():
+    rows = [
+        (name if len(r["rounds"]) == 1 else f"{name} #{k}", run)
+        for name, r in results.items()
+        for k, run in enumerate(r["rounds"], 1)
+    ]
+    for label, r in rows:
         table.add_row(
-            name,
+            label,
             f"{r['records_per_s']:,.0f}",
             f"{r['stream_records_per_s'] or 0:,.0f}",
             f"{r['total_s']:.1f}",
@@ -219,12 +242,15 @@ def print_table(results: dict[str, Any], args: argparse.Namespace) -> None:
         )
     console.print(table)
     if {"sparklink", "apache"} <= results.keys():
-        ours, theirs = results["sparklink"], results["apache"]
-        console.print(
-            f"sparklink / apache: records/s {ours['records_per_s'] / theirs['records_per_s']:.2f}x, "
-            f"stream records/s {(ours['stream_records_per_s'] or 0) / (theirs['stream_records_per_s'] or 1):.2f}x, "
-            f"CPU s per 1M {ours['cpu_s_per_1m'] / theirs['cpu_s_per_1m']:.2f}x"
-        )
+        for k, (ours, theirs) in enumerate(
+            zip(results["sparklink"]["rounds"], results["apache"]["rounds"], strict=True), 1
+        ):
+            console.print(
+                ("" if args.rounds == 1 else f"round {k}: ")
+                + f"sparklink / apache: records/s {ours['records_per_s'] / theirs['records_per_s']:.2f}x, "
+                f"stream records/s {(ours['stream_records_per_s'] or 0) / (theirs['stream_records_per_s'] or 1):.2f}x, "
+                f"CPU s per 1M {ours['cpu_s_per_1m'] / theirs['cpu_s_per_1m']:.2f}x"
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -259,11 +285,18 @@ def main(argv: list[str] | None = None) -> int:
             report["ratios"] = {
                 "records_per_s": round(ours["records_per_s"] / theirs["records_per_s"], 2),
                 "cpu_s_per_1m": round(ours["cpu_s_per_1m"] / theirs["cpu_s_per_1m"], 2),
+                "rounds": [
+                    {
+                        "records_per_s": round(a["records_per_s"] / b["records_per_s"], 2),
+                        "cpu_s_per_1m": round(a["cpu_s_per_1m"] / b["cpu_s_per_1m"], 2),
+                    }
+                    for a, b in zip(ours["rounds"], theirs["rounds"], strict=True)
+                ],
             }
         print_table(results, args)
 
     def measure(system: System, bootstrap: str) -> dict[str, Any]:
-        return bench_system(system, args, bootstrap, filled(bootstrap), work)
+        return bench_system(system, args, filled(bootstrap), work)
 
     return run_systems("sink", report, work, args.systems, starter, measure, summarize)
 

@@ -52,7 +52,6 @@ public final class JsonEdit implements UDF2<byte[], String, byte[]> {
   private transient Seen last;
   /** Each name's quoted UTF-8, written once: a task's values share a few names (bounded all the same). */
   private transient ConcurrentHashMap<String, byte[]> quotedNames;
-  private transient FlatJson flat;
 
   @Override
   public byte[] call(byte[] bytes, String specText) {
@@ -69,16 +68,8 @@ public final class JsonEdit implements UDF2<byte[], String, byte[]> {
     }
     ArrayList<Field> fields = new ArrayList<>(16);
     JsonOut values = new JsonOut(Math.min(bytes.length, 512)); // every field's value, one after another
-    FlatJson reader = flat;
-    if (reader == null) {
-      reader = flat = new FlatJson();
-    }
-    if (!reader.read(bytes, spec.skip(), fields, values)) {
-      fields.clear();
-      values.size = 0;
-      if (!read(bytes, spec.skip(), fields, values)) {
-        return null;
-      }
+    if (!read(bytes, spec.skip(), fields, values)) {
+      return null;
     }
     if (!sortedWithoutDuplicates(fields)) {
       return null;
@@ -108,8 +99,9 @@ public final class JsonEdit implements UDF2<byte[], String, byte[]> {
   }
 
   /**
-   * Reads the object in {@code bytes} with Jackson, as {@link FlatJson#read} reads a flat one, for any
-   * object; false where the VARIANT path must decide (not an object, malformed, a duplicate name, ...).
+   * Reads the object in {@code bytes} with Jackson: each field's name, and its value's JSON text appended
+   * to {@code values}; false where the VARIANT path must decide (not an object, malformed, a duplicate
+   * name, ...).
    */
   private static boolean read(byte[] bytes, List<String> skip, ArrayList<Field> fields, JsonOut values) {
     // Names are checked for duplicates here (the top level) and by Spark's builder (below it), not by

@@ -39,7 +39,7 @@ record JsonEditSpec(List<String> skip, List<JsonEditSpec.Edit> edits) {
       if (parser.nextToken() != JsonToken.START_ARRAY || parser.nextToken() != JsonToken.START_ARRAY) {
         return MALFORMED;
       }
-      List<String> skip = names(parser);
+      List<String> skip = ObjectSelect.names(parser);
       List<Edit> edits = new ArrayList<>();
       while (parser.nextToken() == JsonToken.START_ARRAY) {
         if (parser.nextToken() != JsonToken.VALUE_STRING) {
@@ -57,14 +57,11 @@ record JsonEditSpec(List<String> skip, List<JsonEditSpec.Edit> edits) {
           out.quoted(utf8, 0, utf8.length);
           edits.add(new Put(name, out.bytes()));
         } else if (kind.equals("select")) {
-          List<List<String>> lists = new ArrayList<>(4);
-          while (parser.nextToken() == JsonToken.START_ARRAY) {
-            lists.add(names(parser));
-          }
-          if (lists.size() != 4 || parser.currentToken() != JsonToken.END_ARRAY) {
+          ObjectSelect.Lists lists = ObjectSelect.lists(parser);
+          if (lists == ObjectSelect.MALFORMED) {
             return MALFORMED;
           }
-          edits.add(new Select(new ObjectSelect.Lists(lists.get(0), lists.get(1), lists.get(2), lists.get(3))));
+          edits.add(new Select(lists));
         } else {
           return MALFORMED;
         }
@@ -73,18 +70,5 @@ record JsonEditSpec(List<String> skip, List<JsonEditSpec.Edit> edits) {
     } catch (IOException | IllegalArgumentException e) {
       return MALFORMED;
     }
-  }
-
-  /** The strings of the array the parser is at the start of; throws on anything else. */
-  private static List<String> names(JsonParser parser) throws IOException {
-    List<String> names = new ArrayList<>();
-    JsonToken token;
-    while ((token = parser.nextToken()) != JsonToken.END_ARRAY) {
-      if (token != JsonToken.VALUE_STRING) {
-        throw new IllegalArgumentException("not a name");
-      }
-      names.add(parser.getText());
-    }
-    return names;
   }
 }

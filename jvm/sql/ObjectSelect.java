@@ -102,28 +102,44 @@ public final class ObjectSelect implements UDF2<VariantVal, String, VariantVal> 
   }
 
   private static Lists read(String text) {
-    List<List<String>> lists = new ArrayList<>(4);
     try (JsonParser parser = JSON.createParser(text)) {
       if (parser.nextToken() != JsonToken.START_ARRAY) {
         return MALFORMED;
       }
-      while (parser.nextToken() == JsonToken.START_ARRAY) {
-        List<String> names = new ArrayList<>();
-        JsonToken token;
-        while ((token = parser.nextToken()) != JsonToken.END_ARRAY) {
-          if (token != JsonToken.VALUE_STRING && token != JsonToken.VALUE_NULL) {
-            return MALFORMED;
-          }
-          names.add(parser.getValueAsString());
-        }
-        lists.add(names);
-      }
-      if (parser.currentToken() != JsonToken.END_ARRAY || lists.size() != 4) {
-        return MALFORMED;
-      }
-    } catch (IOException e) {
+      return lists(parser);
+    } catch (IOException | IllegalArgumentException e) {
+      return MALFORMED;
+    }
+  }
+
+  /**
+   * The four lists that follow the parser's position, up to the end of the array holding them
+   * ({@link #MALFORMED} where there are not four); throws on a list that holds anything but names.
+   */
+  static Lists lists(JsonParser parser) throws IOException {
+    List<List<String>> lists = new ArrayList<>(4);
+    while (parser.nextToken() == JsonToken.START_ARRAY) {
+      lists.add(names(parser));
+    }
+    if (parser.currentToken() != JsonToken.END_ARRAY || lists.size() != 4) {
       return MALFORMED;
     }
     return new Lists(lists.get(0), lists.get(1), lists.get(2), lists.get(3));
+  }
+
+  /**
+   * The names in the array the parser is at the start of (a JSON null is kept as null: a rename to it
+   * keeps the name, see {@link #newName}); throws on anything else.
+   */
+  static List<String> names(JsonParser parser) throws IOException {
+    List<String> names = new ArrayList<>();
+    JsonToken token;
+    while ((token = parser.nextToken()) != JsonToken.END_ARRAY) {
+      if (token != JsonToken.VALUE_STRING && token != JsonToken.VALUE_NULL) {
+        throw new IllegalArgumentException("not a name: " + token);
+      }
+      names.add(parser.getValueAsString());
+    }
+    return names;
   }
 }

@@ -245,12 +245,21 @@ def print_table(results: dict[str, Any], args: argparse.Namespace) -> None:
         for k, (ours, theirs) in enumerate(
             zip(results["sparklink"]["rounds"], results["apache"]["rounds"], strict=True), 1
         ):
+            ratio = ratios(ours, theirs)
             console.print(
                 ("" if args.rounds == 1 else f"round {k}: ")
-                + f"sparklink / apache: records/s {ours['records_per_s'] / theirs['records_per_s']:.2f}x, "
-                f"stream records/s {(ours['stream_records_per_s'] or 0) / (theirs['stream_records_per_s'] or 1):.2f}x, "
-                f"CPU s per 1M {ours['cpu_s_per_1m'] / theirs['cpu_s_per_1m']:.2f}x"
+                + f"sparklink / apache: records/s {ratio['records_per_s']:.2f}x, "
+                f"stream records/s {ratio['stream_records_per_s']:.2f}x, CPU s per 1M {ratio['cpu_s_per_1m']:.2f}x"
             )
+
+
+def ratios(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, float]:
+    """sparklink's figures of one round over Apache's."""
+    return {
+        "records_per_s": round(ours["records_per_s"] / theirs["records_per_s"], 2),
+        "stream_records_per_s": round((ours["stream_records_per_s"] or 0) / (theirs["stream_records_per_s"] or 1), 2),
+        "cpu_s_per_1m": round(ours["cpu_s_per_1m"] / theirs["cpu_s_per_1m"], 2),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -283,15 +292,8 @@ def main(argv: list[str] | None = None) -> int:
         if {"sparklink", "apache"} <= results.keys():
             ours, theirs = results["sparklink"], results["apache"]
             report["ratios"] = {
-                "records_per_s": round(ours["records_per_s"] / theirs["records_per_s"], 2),
-                "cpu_s_per_1m": round(ours["cpu_s_per_1m"] / theirs["cpu_s_per_1m"], 2),
-                "rounds": [
-                    {
-                        "records_per_s": round(a["records_per_s"] / b["records_per_s"], 2),
-                        "cpu_s_per_1m": round(a["cpu_s_per_1m"] / b["cpu_s_per_1m"], 2),
-                    }
-                    for a, b in zip(ours["rounds"], theirs["rounds"], strict=True)
-                ],
+                **ratios(ours, theirs),
+                "rounds": [ratios(a, b) for a, b in zip(ours["rounds"], theirs["rounds"], strict=True)],
             }
         print_table(results, args)
 

@@ -72,7 +72,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--tasks", type=int, default=1, help="tasks.max of the sink connector")
     p.add_argument("--values", choices=VALUES, default="text", help="text (StringConverter) or json (JsonConverter)")
     p.add_argument("--chain", action="store_true", help="add bench.transforms' 3-transform chain to the sink")
-    p.add_argument("--rounds", type=int, default=1, help="connectors run one after another on each worker")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="sink the topic N times per worker, one connector after another: round 1 shows a fresh JVM, "
+        "later rounds one that has compiled the sink's code (each round is reported)",
+    )
     p.add_argument("--heap", default="512m", help="Apache Connect -Xmx")
     p.add_argument("--start-timeout", type=float, default=240.0, help="seconds for a worker to get healthy")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds for one system to write every record")

@@ -37,6 +37,13 @@ RECORDS_METRIC = "sparklink_records"
 """The name under which the runtime observes a batch's record count (see SourceTask.batch_metrics)."""
 Partition = dict[str, Any]
 Offset = dict[str, Any]
+NumberType = Literal["int", "bigint"]
+
+
+class HeldNumber(Protocol):
+    def __call__(self, value: int, sql_type: NumberType, /) -> Column:
+        """A non-null column of `value` as `sql_type`, which the query's generated code reads by reference."""
+        ...
 
 
 @dataclass
@@ -58,6 +65,11 @@ class TaskContext:
     realtime: bool = False
     """Direct runs: True when the query runs in Spark's real-time mode (its Kafka source must then
     set no `maxOffsetsPerTrigger`, which that mode refuses)."""
+    held: HeldNumber | None = None
+    """A column of a number that differs between a connector's tasks or between starts of one task (its
+    id, the position it resumes from), for use in place of a literal: Spark compiles a stage again for
+    each new literal, and a held number keeps every task's plan the same code (worker/execution/held.py).
+    None where the runtime has no such column; a literal does then."""
     files: FileAccess = field(default_factory=FileAccess)
     """Where the task may read and write local files (api/files.py): the worker's rules. A task that
     opens a file named by its config asks here first, so a config stored before a rule existed does

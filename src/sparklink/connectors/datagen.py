@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparklink.api import config as cfg
-from sparklink.api.connector import Offset, Partition, SourceConnector, SourceTask, TaskContext
+from sparklink.api.connector import NumberType, Offset, Partition, SourceConnector, SourceTask, TaskContext
 from sparklink.api.direct import DirectSource
 
 if TYPE_CHECKING:
@@ -138,7 +138,13 @@ class DatagenTask(SourceTask, DirectSource):
             .option("numPartitions", "1")
             .load()
         )
-        seq = (F.col("value") + F.lit(start)).alias("seq")
+
+        # The task's id and start position are held numbers where the runtime has them, so that every
+        # task and every restart reuses one compiled stage (TaskContext.held).
+        def number(value: int, sql_type: NumberType) -> Column:
+            return ctx.held(value, sql_type) if ctx.held else F.lit(value).cast(sql_type)
+
+        seq = (F.col("value") + number(start, "bigint")).alias("seq")
         rows = rate.select(seq, F.col("timestamp"))
         if limit >= 0:
             rows = rows.where(F.col("seq") < F.lit(limit))
@@ -147,7 +153,7 @@ class DatagenTask(SourceTask, DirectSource):
             # A Struct: the value.converter writes it (JSON text by default, Connect's envelope with
             # JsonConverter and schemas.enable=true).
             value = F.struct(
-                F.lit(ctx.task_id).alias("task"),
+                number(ctx.task_id, "int").alias("task"),
                 F.col("seq"),
                 F.date_format("timestamp", "yyyy-MM-dd'T'HH:mm:ss.SSSXXX").alias("ts"),
                 payload.alias("payload"),

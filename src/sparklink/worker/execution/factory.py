@@ -20,6 +20,7 @@ from sparklink.api.direct import DirectSource
 from sparklink.api.task_config import TaskSettings, sink_group
 from sparklink.worker import connector_config as connector_keys
 from sparklink.worker.execution.direct_run import DirectRun, routed_topics
+from sparklink.worker.execution.held import held_numbers
 from sparklink.worker.execution.jvm_run import J, JavaTaskSetup
 from sparklink.worker.execution.jvm_sink_run import JvmSinkRun
 from sparklink.worker.execution.jvm_source_run import JvmSourceRun
@@ -53,7 +54,13 @@ class RunFactory:
         services.scratch.mkdir(parents=True, exist_ok=True)
         checkpoint = Path(tempfile.mkdtemp(prefix=f"{safe_name(connector)}-{task_id}-", dir=services.scratch))
         ctx = TaskContext(
-            connector, task_id, dict(start.config), services.spark, checkpoint=str(checkpoint), files=services.files
+            connector,
+            task_id,
+            dict(start.config),
+            services.spark,
+            checkpoint=str(checkpoint),
+            files=services.files,
+            held=held_numbers(services.spark),
         )
         state = (connector, task_id, task, ctx, settings, start.events, checkpoint)
         args = RunArgs(services=services, connector_config=start.connector_config, retries=retries, outage=outage)

@@ -183,7 +183,7 @@ def register_functions(spark: SparkSession) -> None:
         (exprs.OBJECT_SELECT, "io.sparklink.spark.ObjectSelect", VariantType(), exprs.OBJECT_SELECT_IN_SQL),
         (json_text.JSON_EDIT, "io.sparklink.spark.JsonEdit", BinaryType(), json_text.JSON_EDIT_IN_SQL),
     ]
-    in_jar = SQL_FUNCTIONS_JAR in (spark.conf.get("spark.jars", "") or "")
+    in_jar = functions_jar_loaded(spark)
     for name, java_class, returns, in_sql in functions:
         if spark.catalog.functionExists(name):
             continue  # defined already (Spark warns on each redefinition)
@@ -191,6 +191,12 @@ def register_functions(spark: SparkSession) -> None:
             spark.udf.registerJavaFunction(name, java_class, returns)
         else:
             spark.sql(in_sql)
+
+
+def functions_jar_loaded(spark: SparkSession) -> bool:
+    """Whether the session loaded our Java SQL functions (jvm/sql): bootstrap builds the jar, and a
+    session without it uses their SQL forms."""
+    return SQL_FUNCTIONS_JAR in (spark.conf.get("spark.jars", "") or "")
 
 
 def spark_dirs(spark: SparkSession) -> list[str]:

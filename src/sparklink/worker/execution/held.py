@@ -1,0 +1,40 @@
+"""Columns of numbers a task's query reads as constants, held by a JVM function object rather than
+written into the plan as literals: the worker's `TaskContext.held`. Caller: factory.py.
+
+Spark compiles a stage's generated Java again for every new int or long literal in it, in the driver and
+in the executor (jvm/sql/HeldNumber.java): a datagen task's id and resume position made every task start
+and restart compile its stage twice, 45-230 ms each on the fail-over bench's loaded machine. Held, the
+tasks after the first reuse the first one's classes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sparklink.api.connector import HeldNumber, NumberType
+from sparklink.worker.execution.spark import functions_jar_loaded
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, SparkSession
+
+
+def held_numbers(spark: SparkSession) -> HeldNumber | None:
+    """The session's maker of held numbers; None without our jar (a task then writes literals)."""
+    if not functions_jar_loaded(spark):
+        return None
+
+    def held(value: int, sql_type: NumberType) -> Column:
+        from pyspark.sql.classic.column import Column, _to_seq
+
+        jvm = spark._jvm
+        assert jvm is not None, "a classic session"
+        types = jvm.org.apache.spark.sql.types.DataTypes
+        holder = jvm.io.sparklink.spark.HeldNumber
+        number, data_type = (
+            (holder.ofInt(value), types.IntegerType) if sql_type == "int" else (holder.ofLong(value), types.LongType)
+        )
+        # A UDF of no arguments: never folded into a literal by the optimizer, as a constant would be.
+        function = jvm.org.apache.spark.sql.functions.udf(number, data_type).asNonNullable()
+        return Column(function.apply(_to_seq(spark.sparkContext, [])))
+
+    return held

@@ -1,0 +1,43 @@
+"""Held numbers (worker/execution/held.py): columns of a task's id or position that Spark's generated code
+reads by reference, so that tasks differing only in them share one compiled stage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sparklink.worker.execution.held import held_numbers
+
+
+def _generated_code(spark: Any, frame: Any) -> list[str]:
+    """The Java source of each whole-stage codegen subtree of `frame`'s plan, as Spark compiles it."""
+    explained = str(spark._jvm.PythonSQLUtils.explainString(frame._jdf.queryExecution(), "codegen"))
+    parts = explained.split("Generated code:")[1:]
+    assert parts, explained
+    return [part.split("== Subtree")[0] for part in parts]
+
+
+def test_held_numbers_read_as_their_values_and_types_and_generate_the_same_code_for_any_value(spark: Any) -> None:
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import IntegerType, LongType, StructField
+
+    held = held_numbers(spark)
+    assert held is not None, "run the bootstrap: it builds jvm/sql"
+
+    def frame(task: int, start: int, number: Any) -> Any:
+        seq = (F.col("id") + number(start, "bigint")).alias("seq")
+        return spark.range(3).select(seq, number(task, "int").alias("task"))
+
+    first, second = frame(0, 100, held), frame(3, 2**40, held)
+    assert [tuple(r) for r in first.collect()] == [(100, 0), (101, 0), (102, 0)]
+    assert [tuple(r) for r in second.collect()] == [(2**40, 3), (2**40 + 1, 3), (2**40 + 2, 3)]
+    assert list(second.schema) == [
+        StructField("seq", LongType(), nullable=False),
+        StructField("task", IntegerType(), nullable=False),
+    ]
+    assert _generated_code(spark, first) == _generated_code(spark, second)
+
+    # What they replace: the same numbers as literals are written into the code, which then differs.
+    def literal(value: int, sql_type: str) -> Any:
+        return F.lit(value).cast(sql_type)
+
+    assert _generated_code(spark, frame(0, 100, literal)) != _generated_code(spark, frame(3, 2**40, literal))

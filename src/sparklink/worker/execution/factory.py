@@ -20,7 +20,6 @@ from sparklink.api.direct import DirectSource
 from sparklink.api.task_config import TaskSettings, sink_group
 from sparklink.worker import connector_config as connector_keys
 from sparklink.worker.execution.direct_run import DirectRun, routed_topics
-from sparklink.worker.execution.held import held_numbers
 from sparklink.worker.execution.jvm_run import J, JavaTaskSetup
 from sparklink.worker.execution.jvm_sink_run import JvmSinkRun
 from sparklink.worker.execution.jvm_source_run import JvmSourceRun
@@ -60,7 +59,7 @@ class RunFactory:
             services.spark,
             checkpoint=str(checkpoint),
             files=services.files,
-            held=held_numbers(services.spark),
+            held=services.held,
         )
         state = (connector, task_id, task, ctx, settings, start.events, checkpoint)
         args = RunArgs(services=services, connector_config=start.connector_config, retries=retries, outage=outage)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sparklink.api.connector import HeldNumber
 from sparklink.api.files import FileAccess
 from sparklink.worker.execution import kafka_io
 from sparklink.worker.execution.clients import RunClients
@@ -60,6 +61,9 @@ class RunServices:
     """Offsets of direct queries, from their progress events."""
     slots: RealtimeSlots
     """Spark task slots held by real-time queries."""
+    held: HeldNumber | None
+    """Columns of a task's id or position that keep its plan's generated code the same (held.py); each
+    task's context carries it."""
     files: FileAccess
     """Where tasks may read and write local files (api/files.py): the worker's rules, which keep
     writes out of `scratch` too; each task's context carries them."""

@@ -33,6 +33,7 @@ from sparklink.worker.execution import scratch as scratch_dirs
 from sparklink.worker.execution.clients import RunClients
 from sparklink.worker.execution.direct import ProgressOffsets, RealtimeSlots
 from sparklink.worker.execution.factory import RunFactory
+from sparklink.worker.execution.held import held_numbers
 from sparklink.worker.execution.listener import QueryListener
 from sparklink.worker.execution.run import TaskRun, TaskStart, TopicPartition
 from sparklink.worker.execution.services import RunServices, Triggers
@@ -82,6 +83,7 @@ class TaskRuns:
             scratch=scratch,
             progress=ProgressOffsets(offsets, offset_flush_ms / 1000),
             slots=RealtimeSlots(lambda: int(spark.sparkContext.defaultParallelism)),
+            held=held_numbers(spark),
             files=(files or FileAccess.of()).protecting(scratch),
         )
         self.factory = RunFactory(self.services, converter_defaults)

@@ -111,6 +111,10 @@ def session_settings(
             "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager"
         ),
         "spark.sql.adaptive.enabled": "false",
+        # PySpark's default records the Python call site of every DataFrame and Column call, for error
+        # messages: five py4j round trips a call (the active session, a setting, the origin set and cleared),
+        # 230 a datagen task's stream. The call sites would name the worker's own code, never a user's.
+        "spark.python.sql.dataFrameDebugging.enabled": "false",
         # Connect's maps keep the last value put for a key; Spark's default would fail the batch.
         "spark.sql.mapKeyDedupPolicy": "LAST_WIN",
         # Spark's default list minus `kafka`: batch writes to Kafka take the DataSource V2 path, the one

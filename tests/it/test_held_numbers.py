@@ -41,3 +41,23 @@ def test_held_numbers_read_as_their_values_and_types_and_generate_the_same_code_
         return F.lit(value).cast(sql_type)
 
     assert _generated_code(spark, frame(0, 100, literal)) != _generated_code(spark, frame(3, 2**40, literal))
+
+
+def test_a_datagen_task_holds_its_id_and_start_position_rather_than_writing_literals(spark: Any, tmp_path: Any) -> None:
+    from sparklink.api.connector import TaskContext
+    from sparklink.connectors.datagen import DatagenTask
+
+    held = held_numbers(spark)
+    assert held is not None
+    asked: list[tuple[int, str]] = []
+
+    def recording(value: int, sql_type: Any) -> Any:
+        asked.append((value, sql_type))
+        return held(value, sql_type)
+
+    config = {"topic": "t", "records.per.second": "10", "task.rate": "5"}
+    ctx = TaskContext(
+        "gen", 3, config, spark, resume=[({"task": 3}, {"position": 41})], checkpoint=str(tmp_path), held=recording
+    )
+    DatagenTask().stream(ctx)
+    assert sorted(asked) == [(3, "int"), (41, "bigint")]

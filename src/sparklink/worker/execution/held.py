@@ -1,5 +1,6 @@
 """Columns of numbers a task's query reads as constants, held by a JVM function object rather than
-written into the plan as literals: the worker's `TaskContext.held`. Caller: factory.py.
+written into the plan as literals: `TaskContext.held`. Caller: the registry (tasks.py), once per worker;
+each run's context carries it (factory.py).
 
 Spark compiles a stage's generated Java again for every new int or long literal in it, in the driver and
 in the executor (jvm/sql/HeldNumber.java): a datagen task's id and resume position made every task start

@@ -83,9 +83,10 @@ build_jar lines sparklink-lines.jar "$(find "$pyspark_jars" -name "*.jar" -xtype
 # SQL functions of our own (sparklink_utf8_text, _json_variant, _variant_text and the _object_* ones that
 # transforms read and edit JSON objects with) and the plan swap that reuses a pipeline's analysed plans on
 # each micro-batch, compiled against the same jars (Scala's library for the Seq a Java UDF receives an SQL
-# array as; Spark's catalyst and classic Dataset for the plans).
+# array as, and its reflection for the overloads of Spark's `functions.udf`; Spark's catalyst and classic
+# Dataset for the plans).
 build_jar sql sparklink-sql.jar "$(find "$pyspark_jars" \( -name "spark-sql-api_*.jar" -o -name "spark-variant_*.jar" \
-  -o -name "spark-unsafe_*.jar" -o -name "jackson-core-*.jar" -o -name "scala-library-*.jar" \
+  -o -name "spark-unsafe_*.jar" -o -name "jackson-core-*.jar" -o -name "scala-library-*.jar" -o -name "scala-reflect-*.jar" \
   -o -name "spark-catalyst_*.jar" -o -name "spark-sql_*.jar" -o -name "spark-core_*.jar" -o -name "spark-common-utils_*.jar" \) \
   -xtype f | sort | paste -sd:)" "the worker's Spark SQL functions and plan swap" jvm/sql/*.java
 # Hadoop's local file system without a chmod process per file created (the Spark driver's `file:`).

@@ -1,6 +1,11 @@
 package io.sparklink.spark;
 
+import org.apache.spark.sql.Column;
 import org.apache.spark.sql.api.java.UDF0;
+import org.apache.spark.sql.expressions.UserDefinedFunction;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
 
 /**
  * A number a task's query reads as a constant (a datagen task's id, the position it resumes from), held by
@@ -23,14 +28,22 @@ public final class HeldNumber implements UDF0<Object> {
     this.value = value;
   }
 
-  /** An INT. */
-  public static HeldNumber ofInt(int value) {
-    return new HeldNumber(value);
+  /** A non-null INT column of {@code value}. */
+  public static Column ofInt(int value) {
+    return column(value, DataTypes.IntegerType);
   }
 
-  /** A BIGINT. */
-  public static HeldNumber ofLong(long value) {
-    return new HeldNumber(value);
+  /** A non-null BIGINT column of {@code value}. */
+  public static Column ofLong(long value) {
+    return column(value, DataTypes.LongType);
+  }
+
+  // Made here rather than through py4j: `functions.udf` is overloaded, and py4j's choice between the
+  // UDF0 overload and the untyped (Object, DataType) one, which Spark refuses, varies between JVM runs.
+  // A UDF of no arguments is never folded into a literal by the optimizer, as a constant would be.
+  private static Column column(Object value, DataType type) {
+    UserDefinedFunction function = functions.udf(new HeldNumber(value), type).asNonNullable();
+    return function.apply(new Column[0]);
   }
 
   @Override

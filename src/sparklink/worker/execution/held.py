@@ -22,22 +22,17 @@ if TYPE_CHECKING:
 def held_numbers(spark: SparkSession) -> HeldNumber | None:
     """The session's maker of held numbers; None without our jar (a task then writes literals).
 
-    The JVM classes and members are looked up here, once: each lookup is a py4j round trip, and a
-    task start asks for two numbers (6 ms each with the lookups, on a quiet machine)."""
+    The JVM class is looked up here, once: each lookup is a py4j round trip."""
     if not functions_jar_loaded(spark):
         return None
-    from pyspark.sql.classic.column import Column, _to_seq
+    from pyspark.sql.classic.column import Column
 
     jvm = spark._jvm
     assert jvm is not None, "a classic session"
-    holder, types = jvm.io.sparklink.spark.HeldNumber, jvm.org.apache.spark.sql.types.DataTypes
-    makers = {"int": (holder.ofInt, types.IntegerType), "bigint": (holder.ofLong, types.LongType)}
-    udf = jvm.org.apache.spark.sql.functions.udf
-    no_arguments = _to_seq(spark.sparkContext, [])
+    holder = jvm.io.sparklink.spark.HeldNumber
+    makers = {"int": holder.ofInt, "bigint": holder.ofLong}
 
     def held(value: int, sql_type: NumberType) -> Column:
-        make, data_type = makers[sql_type]
-        # A UDF of no arguments: never folded into a literal by the optimizer, as a constant would be.
-        return Column(udf(make(value), data_type).asNonNullable().apply(no_arguments))
+        return Column(makers[sql_type](value))
 
     return held

@@ -43,7 +43,7 @@ def test_held_numbers_read_as_their_values_and_types_and_generate_the_same_code_
     assert _generated_code(spark, frame(0, 100, literal)) != _generated_code(spark, frame(3, 2**40, literal))
 
 
-def test_a_datagen_task_holds_its_id_and_start_position_rather_than_writing_literals(spark: Any, tmp_path: Any) -> None:
+def test_a_datagen_task_holds_its_id_position_and_limit_rather_than_literals(spark: Any, tmp_path: Any) -> None:
     from sparklink.api.connector import TaskContext
     from sparklink.connectors.datagen import DatagenTask
 
@@ -55,9 +55,9 @@ def test_a_datagen_task_holds_its_id_and_start_position_rather_than_writing_lite
         asked.append((value, sql_type))
         return held(value, sql_type)
 
-    config = {"topic": "t", "records.per.second": "10", "task.rate": "5"}
+    config = {"topic": "t", "records.per.second": "10", "task.rate": "5", "task.records": "500"}
     ctx = TaskContext(
         "gen", 3, config, spark, resume=[({"task": 3}, {"position": 41})], checkpoint=str(tmp_path), held=recording
     )
     DatagenTask().stream(ctx)
-    assert sorted(asked) == [(3, "int"), (41, "bigint")]
+    assert sorted(asked) == [(3, "int"), (41, "bigint"), (500, "bigint")]

@@ -104,16 +104,17 @@ class DatagenConnector(SourceConnector):
         """Only `{"task": <id>}` -> `{"position": <next seq>}` with non-negative integers (or null to remove)."""
         for partition, offset in offsets:
             task = partition.get("task")
-            if set(partition) != {"task"} or not _count(task):
+            if set(partition) != {"task"} or not _count(task, INT_MAX):
                 raise ValueError(
-                    f'A datagen partition is {{"task": <task id, an integer of at least 0>}}, not {_json(partition)}'
+                    f'A datagen partition is {{"task": <task id, an integer from 0 to {INT_MAX}>}}, '
+                    f"not {_json(partition)}"
                 )
             if offset is None:
                 continue
-            if set(offset) != {"position"} or not _count(offset.get("position")):
+            if set(offset) != {"position"} or not _count(offset.get("position"), LONG_MAX):
                 raise ValueError(
-                    'A datagen offset is {"position": <the next sequence number to write, an integer of at '
-                    f"least 0>}} or null, not {_json(offset)}"
+                    'A datagen offset is {"position": <the next sequence number to write, an integer from 0 '
+                    f"to {LONG_MAX}>}} or null, not {_json(offset)}"
                 )
         return False
 
@@ -147,7 +148,7 @@ class DatagenTask(SourceTask, DirectSource):
         seq = (F.col("value") + number(start, "bigint")).alias("seq")
         rows = rate.select(seq, F.col("timestamp"))
         if limit >= 0:
-            rows = rows.where(F.col("seq") < F.lit(limit))
+            rows = rows.where(F.col("seq") < number(limit, "bigint"))
         payload = F.repeat(F.lit("x"), int(parsed["value.size"]))
         if parsed["value.shape"] == "json":
             # A Struct: the value.converter writes it (JSON text by default, Connect's envelope with
@@ -224,8 +225,12 @@ def seed_rate_start(checkpoint: Path, start_s: float) -> None:
     draft.rename(entry)
 
 
-def _count(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+INT_MAX, LONG_MAX = 2**31 - 1, 2**63 - 1
+"""The largest task id and position: a task's id is a Spark int, its sequence numbers Spark longs."""
+
+
+def _count(value: object, most: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= most
 
 
 def _json(value: object) -> str:

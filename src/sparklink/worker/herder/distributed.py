@@ -277,7 +277,10 @@ class DistributedHerder(StandaloneHerder):
     def _handle_pending(self, member: WorkerGroupMember, assignment: Assignment) -> None:
         with self._pending_lock:
             pending, self._pending = self._pending, _Pending()
-        if pending.rebalance and assignment.is_leader:
+        if pending.rebalance:
+            # Every member that reads a connector's addition or removal rejoins, as Connect's do: the
+            # leader alone would leave the others to hear of the rebalance at their next heartbeat, up to
+            # heartbeat.interval.ms later, once for the connector and once more for its tasks.
             member.request_rejoin()
         with self._lock:
             owned = self._running
@@ -285,7 +288,7 @@ class DistributedHerder(StandaloneHerder):
                 if name in owned.connectors and name not in pending.targets:
                     self._restart_connector_instance(name)
             for name in sorted(pending.tasks):
-                self._reconfigured_tasks(member, assignment, name)
+                self._reconfigured_tasks(member, name)
             for name in sorted(pending.targets):
                 self._target_changed(name)
             for request in pending.restarts.values():
@@ -356,9 +359,9 @@ class DistributedHerder(StandaloneHerder):
             self._run.put_status(task.connector, task.task, State.PAUSED)
         return None
 
-    def _reconfigured_tasks(self, member: WorkerGroupMember, assignment: Assignment, name: str) -> None:
-        """New task configs were committed: restart the owned tasks whose config changed; the leader
-        rebalances when their number changed (new tasks need an owner, removed ones none)."""
+    def _reconfigured_tasks(self, member: WorkerGroupMember, name: str) -> None:
+        """New task configs were committed: restart the owned tasks whose config changed, then rejoin (every
+        member, as for a new connector): new tasks need an owner, removed ones none."""
         configs = self.configs.task_configs(name)
         owned = sorted(t for t in self._running.tasks if t.connector == name)
         for task in owned:
@@ -372,8 +375,7 @@ class DistributedHerder(StandaloneHerder):
                 # commit that made a task is usually also the one that got it assigned here).
                 self.worker.stop_task(name, task.task)
                 self._start_task(task)
-        if assignment.is_leader:
-            member.request_rejoin()
+        member.request_rejoin()
 
     def _target_changed(self, name: str) -> None:
         if self.configs.connector_config(name) is None:

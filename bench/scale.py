@@ -94,7 +94,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--rebalance-delay-ms", type=int, default=10000, help="scheduled.rebalance.max.delay.ms on both systems"
     )
     p.add_argument("--heap", default="512m", help="Apache Connect -Xmx and sparklink's Spark driver memory")
-    p.add_argument("--spark-master", default="local[2]", help="spark.master of each sparklink worker")
+    p.add_argument(
+        "--spark-master",
+        default=None,
+        help="spark.master of each sparklink worker (default: the worker's own, local[N] with N = twice the "
+        "cores, at least 8)",
+    )
     p.add_argument("--start-timeout", type=float, default=400.0, help="seconds for a worker to get healthy")
     p.add_argument("--move-timeout", type=float, default=300.0, help="seconds for tasks to move or spread")
     p.add_argument(
@@ -167,7 +172,8 @@ class SparklinkGroup:
             "status.storage.topic": f"{g}-status",
             "offset.storage.partitions": "1",
             "status.storage.partitions": "1",
-            "spark.master": self.args.spark_master,
+            # Unset, each worker takes its own default, as users' workers do.
+            **({"spark.master": self.args.spark_master} if self.args.spark_master else {}),
             "sparklink.state.dir": str(self.work / f"worker-{len(self._workers)}" / "state"),
             **group_timing(self.args),
             **CONVERTERS,

@@ -51,6 +51,12 @@ from sparklink.worker.storage.config import RestartRequest
 log = logging.getLogger(__name__)
 
 ZOMBIE_WAIT = 30.0
+FOLLOWER_REJOIN_LAG_S = 0.2
+"""How long after the leader a member that is not the leader rejoins for a scheduled rebalance. The broker
+starts a rebalance only for the leader's JoinGroup (or changed metadata) in a stable group; a member that
+joins first is handed the same generation again and hears of the leader's rebalance at its next heartbeat.
+All members count the delay from the same join, so the others' heartbeats fall just before the leader's
+rejoin: without the lag a fail-over's second round waited almost a whole heartbeat interval."""
 EXPIRED_KEY_WINDOW = 60.0  # a 403 this soon after the first try may be a key rotated meanwhile: retry quietly
 
 
@@ -261,6 +267,7 @@ class DistributedHerder(StandaloneHerder):
                 log.warning("worker %s: could not read the config topic to the end; rejoining", self.worker_id)
             member.request_rejoin()
             return False
+        new_generation = assignment.generation != self._run.generation
         with self._lock:
             self._run.generation = assignment.generation
             self._stop_work(self._running - assignment.work, State.UNASSIGNED)
@@ -268,9 +275,10 @@ class DistributedHerder(StandaloneHerder):
             if assignment.is_leader:
                 self._clean_deleted_statuses()
             self._start_work(assignment.work - self._running)
-        self._rebalance_at = time.monotonic() + assignment.delay_ms / 1000 if assignment.delay_ms else None
+        if new_generation:  # the same generation again (a rejoin that found the group stable) keeps the plan
+            self._rebalance_at = scheduled_rebalance(assignment)
         self._ready.set()
-        if assignment.revoked:
+        if assignment.revoked or assignment.second_round:
             member.request_rejoin()  # the revoked work goes to others in a second round (KIP-415)
         return True
 
@@ -659,3 +667,12 @@ def _trace(exc: BaseException) -> str:
     from sparklink.worker.herder.lifecycle import trace
 
     return trace(exc)
+
+
+def scheduled_rebalance(assignment: Assignment) -> float | None:
+    """When this member rejoins for the rebalance its assignment schedules (Connect's delay after a worker
+    left: scheduled.rebalance.max.delay.ms), or None."""
+    if not assignment.delay_ms:
+        return None
+    lag = 0.0 if assignment.is_leader else FOLLOWER_REJOIN_LAG_S
+    return time.monotonic() + assignment.delay_ms / 1000 + lag

@@ -31,7 +31,7 @@ from kafka.net.compat import KafkaNetClient
 
 from sparklink.api.metrics import Window
 from sparklink.clients.settings import KafkaClientSettings
-from sparklink.worker.herder.assignor import IncrementalCooperativeAssignor, Work
+from sparklink.worker.herder.assignor import Decision, IncrementalCooperativeAssignor, Work
 from sparklink.worker.herder.metrics import Rebalances
 from sparklink.worker.herder.model import ConnectorTaskId
 
@@ -55,6 +55,8 @@ class Assignment:
     revoked: Work = field(default_factory=Work)
     delay_ms: int = 0
     error: int = NO_ERROR
+    second_round: bool = False
+    """The leader revoked work from some member this round: the group rebalances again to hand it out."""
 
     @property
     def is_leader(self) -> bool:
@@ -293,36 +295,14 @@ class WorkerGroupMember:
             decision.delay_ms,
         )
         return {
-            m: _encode(
-                _assignment_body(
-                    leader_id,
-                    leader_url,
-                    offset,
-                    decision.assigned.get(m, Work()),
-                    decision.revoked.get(m, Work()),
-                    decision.delay_ms,
-                    NO_ERROR,
-                )
-            )
-            for m in members
+            m: _encode(body) for m, body in assignment_bodies(decision, members, leader_id, leader_url, offset).items()
         }
 
     def join_complete(self, generation: int, member_id: str, data: bytes) -> None:
         body = json.loads(data)
-        added = _work(body["connectors"], body["tasks"])
-        revoked = _work(body["revoked_connectors"], body["revoked_tasks"])
         with self._lock:
-            kept = (self._assignment.work if self._assignment else Work()) - revoked
-            assignment = Assignment(
-                generation=generation,
-                member_id=member_id,
-                leader=body["leader"],
-                leader_url=body["leader_url"],
-                config_offset=int(body["offset"]),
-                work=kept | added,
-                revoked=revoked,
-                delay_ms=int(body["delay"]),
-                error=int(body["error"]),
+            assignment = assignment_from(
+                body, generation, member_id, self._assignment.work if self._assignment else Work()
             )
             if assignment.error == NO_ERROR:
                 self._assignment = assignment
@@ -341,12 +321,60 @@ class WorkerGroupMember:
         self._listener.assigned(assignment)
 
 
+def assignment_bodies(
+    decision: Decision, members: Mapping[str, Any], leader_id: str, leader_url: str, offset: int
+) -> dict[str, dict[str, Any]]:
+    """The leader's answer to each member for one round of the assignor."""
+    # Every member hears of a revoking round, not only those that revoked (which rejoin anyway, as
+    # Connect's do): the second round waits for all of them, and the others would otherwise join it at
+    # their next heartbeat. A worker joining a group of two got its tasks 1 s later for that.
+    second_round = any(work.size for work in decision.revoked.values())
+    return {
+        m: _assignment_body(
+            leader_id,
+            leader_url,
+            offset,
+            decision.assigned.get(m, Work()),
+            decision.revoked.get(m, Work()),
+            decision.delay_ms,
+            NO_ERROR,
+            second_round,
+        )
+        for m in members
+    }
+
+
+def assignment_from(body: Mapping[str, Any], generation: int, member_id: str, running: Work) -> Assignment:
+    """A member's assignment from the leader's answer, merged with what it ran (`running`) less what it revokes."""
+    revoked = _work(body["revoked_connectors"], body["revoked_tasks"])
+    return Assignment(
+        generation=generation,
+        member_id=member_id,
+        leader=body["leader"],
+        leader_url=body["leader_url"],
+        config_offset=int(body["offset"]),
+        work=(running - revoked) | _work(body["connectors"], body["tasks"]),
+        revoked=revoked,
+        delay_ms=int(body["delay"]),
+        error=int(body["error"]),
+        # Absent from an older worker's answer: it rejoins at its next heartbeat, as before.
+        second_round=bool(body.get("second_round", False)),
+    )
+
+
 def _work(connectors: list[str], tasks: list[list[Any]]) -> Work:
     return Work.of(connectors, (ConnectorTaskId(connector=str(c), task=int(t)) for c, t in tasks))
 
 
 def _assignment_body(
-    leader: str, leader_url: str, offset: int, assigned: Work, revoked: Work, delay: int, error: int
+    leader: str,
+    leader_url: str,
+    offset: int,
+    assigned: Work,
+    revoked: Work,
+    delay: int,
+    error: int,
+    second_round: bool = False,
 ) -> dict[str, Any]:
     return {
         "error": error,
@@ -358,6 +386,7 @@ def _assignment_body(
         "revoked_connectors": sorted(revoked.connectors),
         "revoked_tasks": sorted([t.connector, t.task] for t in revoked.tasks),
         "delay": delay,
+        "second_round": second_round,
     }
 
 

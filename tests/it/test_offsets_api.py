@@ -163,3 +163,16 @@ def test_invalid_alter_bodies_get_400(module_worker: RunningWorker, body: object
     assert response.status_code == 400
     assert response.json() == {"error_code": 400, "message": message}
     assert offsets(module_worker, name) == []
+
+
+def test_a_datagen_position_beyond_a_spark_long_gets_400_naming_the_bound(module_worker: RunningWorker) -> None:
+    name = unique("beyond")
+    config = {"connector.class": "datagen", "topic": unique("beyond")}
+    created = httpx.post(
+        f"{module_worker.url}/connectors", json={"name": name, "config": config, "initial_state": "STOPPED"}, timeout=60
+    )
+    assert created.status_code == 201
+    response = patch(module_worker, name, {"offsets": [{"partition": {"task": 0}, "offset": {"position": 2**63}}]})
+    assert response.status_code == 400
+    assert "an integer from 0 to 9223372036854775807" in response.json()["message"]
+    assert offsets(module_worker, name) == []

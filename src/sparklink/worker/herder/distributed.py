@@ -52,7 +52,8 @@ log = logging.getLogger(__name__)
 
 ZOMBIE_WAIT = 30.0
 FOLLOWER_REJOIN_LAG_S = 0.2
-"""How long after the leader a member that is not the leader rejoins for a scheduled rebalance. The broker
+"""How long after the leader a member that is not the leader rejoins for a scheduled rebalance, and a member
+that revoked nothing after a revoking round (after those that revoked, whose metadata changed). The broker
 starts a rebalance only for the leader's JoinGroup (or changed metadata) in a stable group; a member that
 joins first is handed the same generation again and hears of the leader's rebalance at its next heartbeat.
 All members count the delay from the same join, so the others' heartbeats fall just before the leader's
@@ -278,8 +279,14 @@ class DistributedHerder(StandaloneHerder):
         if new_generation:  # the same generation again (a rejoin that found the group stable) keeps the plan
             self._rebalance_at = scheduled_rebalance(assignment)
         self._ready.set()
-        if assignment.revoked or assignment.second_round:
+        if assignment.revoked:
             member.request_rejoin()  # the revoked work goes to others in a second round (KIP-415)
+        elif assignment.second_round and new_generation:
+            # Others revoked work: rejoin a moment after them, once. A member whose metadata is unchanged
+            # is handed the same generation if it comes first, and rejoining on each such answer spun
+            # (47 joins in 0.1 s); after that one try it hears of the round from its heartbeat.
+            lag = time.monotonic() + FOLLOWER_REJOIN_LAG_S
+            self._rebalance_at = lag if self._rebalance_at is None else min(self._rebalance_at, lag)
         return True
 
     def _handle_pending(self, member: WorkerGroupMember, assignment: Assignment) -> None:

@@ -1,13 +1,12 @@
-"""What a group's members are told after a round (herder/group.py) and when they rejoin for a scheduled
-rebalance (herder/distributed.py): pure functions, no broker."""
+"""What a group's members are told after a round (herder/group.py) and when they rejoin on their own
+(herder/distributed.py): pure functions, no broker."""
 
 from __future__ import annotations
 
 import json
-import time
 
 from sparklink.worker.herder.assignor import IncrementalCooperativeAssignor, Work
-from sparklink.worker.herder.distributed import FOLLOWER_REJOIN_LAG_S, scheduled_rebalance
+from sparklink.worker.herder.distributed import FOLLOWER_REJOIN_LAG_S, rejoin_at
 from sparklink.worker.herder.group import Assignment, assignment_bodies, assignment_from
 from sparklink.worker.herder.model import ConnectorTaskId
 
@@ -51,16 +50,30 @@ def test_an_answer_without_the_second_round_flag_reads_as_none() -> None:
     assert assignment.work == Work.of(["c"], [ConnectorTaskId(connector="c", task=0)])
 
 
-def test_the_leader_rejoins_for_a_scheduled_rebalance_at_the_delay_and_the_others_just_after() -> None:
-    def told(member: str, delay_ms: int) -> Assignment:
-        return Assignment(
-            generation=5, member_id=member, leader="a", leader_url=None, config_offset=0, work=Work(), delay_ms=delay_ms
-        )
+def _told(member: str, delay_ms: int = 0, revoked: Work | None = None, second_round: bool = False) -> Assignment:
+    return Assignment(
+        generation=5,
+        member_id=member,
+        leader="a",
+        leader_url=None,
+        config_offset=0,
+        work=Work(),
+        revoked=revoked or Work(),
+        delay_ms=delay_ms,
+        second_round=second_round,
+    )
 
-    assert scheduled_rebalance(told("a", 0)) is None and scheduled_rebalance(told("b", 0)) is None
-    before = time.monotonic()
-    leader, other = scheduled_rebalance(told("a", 10_000)), scheduled_rebalance(told("b", 10_000))
-    after = time.monotonic()
-    assert leader is not None and other is not None
-    assert before + 10 <= leader <= after + 10
-    assert before + 10 + FOLLOWER_REJOIN_LAG_S <= other <= after + 10 + FOLLOWER_REJOIN_LAG_S
+
+def test_the_leader_rejoins_for_a_scheduled_rebalance_at_the_delay_and_the_others_just_after() -> None:
+    assert rejoin_at(_told("a"), 100.0) is None and rejoin_at(_told("b"), 100.0) is None
+    assert rejoin_at(_told("a", 10_000), 100.0) == 110.0
+    assert rejoin_at(_told("b", 10_000), 100.0) == 110.0 + FOLLOWER_REJOIN_LAG_S
+
+
+def test_a_member_that_revoked_nothing_in_a_revoking_round_rejoins_just_after_those_that_did() -> None:
+    # Before any scheduled rebalance: the second round hands out the revoked work now, not at the delay.
+    for member in ("a", "b"):
+        assert rejoin_at(_told(member, 10_000, second_round=True), 100.0) == 100.0 + FOLLOWER_REJOIN_LAG_S
+    # One that revoked work rejoins at once (the herder does that), so nothing is scheduled for it here.
+    revoked = Work.of(["c"])
+    assert rejoin_at(_told("b", revoked=revoked, second_round=True), 100.0) is None

@@ -277,16 +277,10 @@ class DistributedHerder(StandaloneHerder):
                 self._clean_deleted_statuses()
             self._start_work(assignment.work - self._running)
         if new_generation:  # the same generation again (a rejoin that found the group stable) keeps the plan
-            self._rebalance_at = scheduled_rebalance(assignment)
+            self._rebalance_at = rejoin_at(assignment, time.monotonic())
         self._ready.set()
         if assignment.revoked:
             member.request_rejoin()  # the revoked work goes to others in a second round (KIP-415)
-        elif assignment.second_round and new_generation:
-            # Others revoked work: rejoin a moment after them, once. A member whose metadata is unchanged
-            # is handed the same generation if it comes first, and rejoining on each such answer spun
-            # (47 joins in 0.1 s); after that one try it hears of the round from its heartbeat.
-            lag = time.monotonic() + FOLLOWER_REJOIN_LAG_S
-            self._rebalance_at = lag if self._rebalance_at is None else min(self._rebalance_at, lag)
         return True
 
     def _handle_pending(self, member: WorkerGroupMember, assignment: Assignment) -> None:
@@ -676,10 +670,19 @@ def _trace(exc: BaseException) -> str:
     return trace(exc)
 
 
-def scheduled_rebalance(assignment: Assignment) -> float | None:
-    """When this member rejoins for the rebalance its assignment schedules (Connect's delay after a worker
-    left: scheduled.rebalance.max.delay.ms), or None."""
+def rejoin_at(assignment: Assignment, now: float) -> float | None:
+    """When a member that took this assignment of a new generation rejoins on its own, or None.
+
+    A member that revoked work rejoins at once (the caller does that); one that revoked nothing in a
+    revoking round rejoins once, FOLLOWER_REJOIN_LAG_S after those that did. It is asked once per generation
+    because a member whose metadata is unchanged, coming first, is handed the same generation again, flag
+    and all: rejoining on each such answer spun (47 joins in one scale-out run); after that one try it hears
+    of the round from its heartbeat. Otherwise the member rejoins for the rebalance its assignment schedules
+    (Connect's delay after a worker left: scheduled.rebalance.max.delay.ms), the leader at the delay and the
+    others FOLLOWER_REJOIN_LAG_S after it."""
+    if assignment.second_round and not assignment.revoked:
+        return now + FOLLOWER_REJOIN_LAG_S
     if not assignment.delay_ms:
         return None
     lag = 0.0 if assignment.is_leader else FOLLOWER_REJOIN_LAG_S
-    return time.monotonic() + assignment.delay_ms / 1000 + lag
+    return now + assignment.delay_ms / 1000 + lag

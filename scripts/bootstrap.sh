@@ -6,7 +6,7 @@
 #      sink's Spark line writer (jvm/lines), the SQL functions (jvm/sql), the local file system (jvm/localfs)
 #      and the Connect host that runs Java plugins from plugin.path (jvm/connect-bridge, jvm/connect-host) over
 #      Connect's runtime (jvm/connect, .cache/jars/connect);
-#   4. the Spark JVM's class-data-sharing archive (.cache/class-archive), trained once per JDK, PySpark and jars.
+#   4. the Spark and Kafka JVMs' class-data-sharing archives (.cache/class-archive), trained once per JDK and jars.
 # What only the tests need is not here: scripts/test-deps.sh (called by `make test`) installs Debian's
 # PostgreSQL, fetches the Connect plugins the tests run (jvm/plugins, .cache/plugins) and builds the
 # Kubernetes binaries (scripts/kube-binaries.sh), and `sparklink k8s start` builds those binaries itself the first time if they are missing.
@@ -106,5 +106,8 @@ t_javac=$((SECONDS - phase_start)); phase_start=$SECONDS
 # healthy). Its file name holds what it depends on (the JDK, PySpark, the jars above), so it is trained
 # again only when one of them changes; it never fails the bootstrap.
 .venv/bin/python -m sparklink.worker.execution.class_archive 2>/dev/null | while read -r line; do say "$line"; done || true
+# The same for the JVMs of local Kafka clusters (brokers, controllers, the storage tool): a node starts
+# about 1 s sooner, and a cluster of six in half the time.
+.venv/bin/python -m sparklink.platform.kafka_class_archive 2>/dev/null | while read -r line; do say "$line"; done || true
 t_archive=$((SECONDS - phase_start))
 say "ready in ${SECONDS}s (.venv ${t_python}s, jars ${t_jars}s, javac ${t_javac}s, class archive ${t_archive}s)"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from sparklink.platform import jvm_archive
 from sparklink.worker.execution import class_archive
 
 
@@ -23,7 +24,7 @@ def test_a_jvm_maps_the_archive_only_when_it_exists(home: Path) -> None:
     assert archive.parent == home / ".cache" / "class-archive"
     archive.parent.mkdir(parents=True)
     archive.write_bytes(b"archive")
-    assert class_archive.java_options(settings) == f"-XX:SharedArchiveFile={archive} {class_archive.QUIET}"
+    assert class_archive.java_options(settings) == f"-XX:SharedArchiveFile={archive} {jvm_archive.QUIET}"
 
 
 def test_a_changed_jar_or_class_path_names_another_archive(home: Path) -> None:
@@ -41,4 +42,4 @@ def test_a_changed_jar_or_class_path_names_another_archive(home: Path) -> None:
 def test_a_training_jvm_dumps_its_classes_quietly(tmp_path: Path) -> None:
     options = class_archive.training_options(tmp_path / "x.jsa")
     assert f"-XX:ArchiveClassesAtExit={tmp_path / 'x.jsa'}" in options
-    assert class_archive.QUIET in options
+    assert jvm_archive.QUIET in options

@@ -161,15 +161,15 @@ class KafkaCluster(ClusterLayout, RecordedCluster):
         self.launch()
         self.wait_ready(timeout)
 
-    def launch(self) -> list[int]:
+    def launch(self, archive: Sequence[str] | None = None) -> list[int]:
         """Start every node that is not running (agents first, storage formatted at once) without waiting for
-        them to be ready (see `node_ready`); returns the ids it started."""
+        them to be ready (see `node_ready`); returns the ids it started. `archive`: as in `broker_command`."""
         self.access.ensure_certificates()
         self._start_agents()
         pending = [n for n in self.nodes if not (n.pid and process.alive(n.pid))]
         self._format([n for n in pending if not (self.data_dir(n) / "meta.properties").exists()])
         for node in pending:
-            self._start_node(node)
+            self._start_node(node, archive)
         self.save()
         return [n.node_id for n in pending]
 
@@ -359,10 +359,10 @@ class KafkaCluster(ClusterLayout, RecordedCluster):
                 log = self.agent_log_file(node)
                 raise KafkaStartError(f"the agent of {node.name} exited; last lines of {log}:\n{process.tail(log)}")
 
-    def _start_node(self, node: Node) -> None:
+    def _start_node(self, node: Node, archive: Sequence[str] | None = None) -> None:
         if not (self.data_dir(node) / "meta.properties").exists():
             self._format([node])
-        node.pid = process.spawn(broker_command(self, node, self._write_config(node)), self.log_file(node))
+        node.pid = process.spawn(broker_command(self, node, self._write_config(node), archive), self.log_file(node))
 
     def _format(self, nodes: list[Node]) -> None:
         """Format the storage of `nodes`, all at once."""

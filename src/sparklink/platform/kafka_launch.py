@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-from sparklink.platform import artifacts
+from sparklink.platform import artifacts, kafka_class_archive
 from sparklink.platform.cluster_ca import CertPaths
 from sparklink.platform.kafka_layout import ClusterLayout, Node
 
@@ -49,8 +50,11 @@ def write_log4j(layout: ClusterLayout) -> Path:
     return path
 
 
-def broker_command(layout: ClusterLayout, node: Node, settings_file: Path) -> list[str]:
-    """The java command line of a node, reading its settings from `settings_file`."""
+def broker_command(
+    layout: ClusterLayout, node: Node, settings_file: Path, archive: Sequence[str] | None = None
+) -> list[str]:
+    """The java command line of a node, reading its settings from `settings_file`; `archive` replaces the
+    options that map the bootstrap's class archive (a training run's dump at exit)."""
     heap = node.heap or layout.heap
     # Jolokia answers only on loopback, for the agent beside the broker (proposal 048: no remote JMX).
     jolokia = (
@@ -61,6 +65,7 @@ def broker_command(layout: ClusterLayout, node: Node, settings_file: Path) -> li
     return [
         "java",
         *jolokia,
+        *(kafka_class_archive.java_options() if archive is None else archive),
         f"-Xmx{heap}",
         f"-Xms{min_heap(heap)}",
         "-XX:+UseG1GC",
@@ -84,6 +89,7 @@ def format_storage(layout: ClusterLayout, settings_files: list[Path], scram: lis
     for props in settings_files:
         cmd = [
             "java",
+            *kafka_class_archive.java_options(),
             "-Xmx256m",
             f"-Dlog4j2.configurationFile={log4j}",
             "-cp",

@@ -4,23 +4,18 @@ driver's options when it exists and matches; scripts/bootstrap.sh builds it (`py
 sparklink.worker.execution.class_archive`).
 
 A worker's Spark JVM loads some ten thousand classes from Spark's jars before it answers, and the JVM
-reads, parses and verifies each one. JDK 17 can record the classes a JVM loaded into a file at its exit
-(`-XX:ArchiveClassesAtExit`, a dynamic archive on top of the JDK's own) and map them at the next start
-(`-XX:SharedArchiveFile`). One standalone worker, start -> healthy (/work/dbg/sink_probe6.py, quiet 2-core
+reads, parses and verifies each one, unless it maps them from an archive (platform/jvm_archive.py says how
+and when one matches). One standalone worker, start -> healthy (/work/dbg/sink_probe6.py, quiet 2-core
 machine, two runs each): 9.06 and 9.21 s without, 6.43 and 6.31 s with an archive trained here.
 
-The archive belongs to one JDK build and one class path: the file's name holds a hash of the `java`
-binary, the PySpark version, SPARK_HOME and the driver's class path settings, so a changed install looks
-for (and the bootstrap builds) another file. The JVM checks the archive again itself and, should it not match,
-starts without it, as it would with none: the warning it would print is turned off, since nothing is
-wrong but speed. Training takes a JVM start, a short streaming query and the archive's dump at exit:
-about 23 s on 2 cores, once per machine and install.
+Beside the JDK and the jars, this archive's file name hashes the PySpark version, SPARK_HOME and the
+driver's class path settings. Training takes a JVM start, a short streaming query and the archive's dump at
+exit: about 23 s on 2 cores, once per machine and install.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import logging
 import os
 import shutil
@@ -31,14 +26,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sparklink.platform import artifacts
+from sparklink.platform import jvm_archive
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-QUIET = "-Xlog:cds=off,cds+dynamic=off"
-"""The JVM's archive messages, off: warnings about classes it cannot archive while dumping (Spark's
-generated accessors), and about an archive it does not use at start."""
 
 CLASSPATH_KEYS = ("spark.jars", "spark.driver.extraClassPath")
 """The session settings that decide the driver's class path, beside Spark's own jars."""
@@ -48,51 +39,34 @@ def archive_file(settings: Mapping[str, str]) -> Path:
     """Where the archive for this JDK, PySpark and the session's class path settings is (or would be)."""
     import pyspark
 
-    java = _java()
-    stat = java.stat() if java.exists() else None
-    identity = "\n".join(
-        [
-            str(java),
-            f"{stat.st_size}:{stat.st_mtime_ns}" if stat else "",
-            pyspark.__version__,
-            os.environ.get("SPARK_HOME", ""),
-            *(f"{key}={settings.get(key, '')}" for key in CLASSPATH_KEYS),
-            *_stamps(settings),
-        ]
-    )
-    digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
-    return artifacts.project_root() / ".cache" / "class-archive" / f"spark-{digest}.jsa"
+    identity = [
+        pyspark.__version__,
+        os.environ.get("SPARK_HOME", ""),
+        *(f"{key}={settings.get(key, '')}" for key in CLASSPATH_KEYS),
+        *jvm_archive.jar_stamps(_class_path(settings)),
+    ]
+    return jvm_archive.archive_path("spark", identity)
 
 
 def java_options(settings: Mapping[str, str]) -> str:
     """The driver's options that map the archive, or nothing when there is none for these settings."""
-    archive = archive_file(settings)
-    return f"-XX:SharedArchiveFile={archive} {QUIET}" if archive.is_file() else ""
+    return " ".join(jvm_archive.mapping_options(archive_file(settings)))
 
 
 def training_options(target: Path) -> str:
     """The driver's options of a training JVM: dump the classes it loaded into `target` at its exit."""
-    return f"-XX:ArchiveClassesAtExit={target} {QUIET}"
+    return " ".join(jvm_archive.training_options(target))
 
 
-def _stamps(settings: Mapping[str, str]) -> list[str]:
-    """Size and modification time of each jar the class path settings name: the JVM refuses an archive
-    whose jars changed since, so a rebuilt jar must lead to a new archive."""
-    stamps = []
-    for key in CLASSPATH_KEYS:
-        for entry in settings.get(key, "").replace(",", os.pathsep).split(os.pathsep):
-            path = Path(entry.removeprefix("file:")) if entry.strip() else None
-            if path is not None and path.is_file():
-                stat = path.stat()
-                stamps.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
-    return stamps
-
-
-def _java() -> Path:
-    """The `java` that spark-submit runs: $JAVA_HOME/bin/java, else the first on PATH."""
-    home = os.environ.get("JAVA_HOME")
-    found = str(Path(home) / "bin" / "java") if home else shutil.which("java")
-    return Path(found).resolve() if found else Path("java")
+def _class_path(settings: Mapping[str, str]) -> list[Path]:
+    """The jars the class path settings name."""
+    entries = [
+        entry
+        for key in CLASSPATH_KEYS
+        for entry in settings.get(key, "").replace(",", os.pathsep).split(os.pathsep)
+        if entry.strip()
+    ]
+    return [Path(entry.removeprefix("file:")) for entry in entries]
 
 
 def train(target: Path, master: str = "local[2]") -> bool:

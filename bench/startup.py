@@ -1,8 +1,9 @@
 """Start-up figures: broker start, SparkSession start, worker start, first record after POST.
 
-Run: .venv/bin/python -m bench.startup [--runs N]
+Run: .venv/bin/python -m bench.startup [--runs N] [--spark-master MASTER]
 Each run starts a fresh 1-broker cluster, a fresh worker process-local SparkSession (in a child
-process, so the JVM start is counted) and a datagen connector, then tears everything down.
+process, so the JVM start is counted) and a datagen connector, then tears everything down. The session and
+the worker run on the worker's own spark.master default unless --spark-master names another.
 """
 
 from __future__ import annotations
@@ -23,24 +24,24 @@ from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform.kafka import KafkaCluster
 
 SPARK_PROBE = """
-import time
+import sys, time
 t = time.monotonic()
 from sparklink.worker.execution.spark import build_session
-s = build_session("local[2]", "bench-startup")
+s = build_session(sys.argv[1], "bench-startup")
 s.range(1).count()
 print(time.monotonic() - t)
 s.stop()
 """
 
 
-def one_run(workdir: Path) -> dict[str, float]:
+def one_run(workdir: Path, master: str) -> dict[str, float]:
     out: dict[str, float] = {}
     cluster = KafkaCluster.create(workdir / "kafka", brokers=1)
     t = time.monotonic()
     cluster.start()
     out["broker_start_s"] = time.monotonic() - t
     try:
-        probe = subprocess.run([sys.executable, "-c", SPARK_PROBE], capture_output=True, text=True, check=True)
+        probe = subprocess.run([sys.executable, "-c", SPARK_PROBE, master], capture_output=True, text=True, check=True)
         out["spark_session_start_s"] = float(probe.stdout.strip().splitlines()[-1])
 
         from sparklink.worker.assembly import start_worker
@@ -53,7 +54,7 @@ def one_run(workdir: Path) -> dict[str, float]:
                 "offset.storage.partitions": 1,
                 "status.storage.partitions": 1,
                 "task.trigger.interval.ms": 200,
-                "spark.master": "local[2]",
+                "spark.master": master,
             }
         )
         t = time.monotonic()
@@ -89,11 +90,17 @@ def one_run(workdir: Path) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--spark-master", default=None, help="spark.master of the session and the worker (default: the worker's own)"
+    )
     args = parser.parse_args()
+    from sparklink.worker.config import default_local_master
+
+    master = args.spark_master or default_local_master()
     runs = []
     for i in range(args.runs):
         with tempfile.TemporaryDirectory(prefix="sparklink-bench-") as tmp:
-            runs.append(one_run(Path(tmp)))
+            runs.append(one_run(Path(tmp), master))
             print(f"run {i + 1}: {json.dumps({k: round(v, 2) for k, v in runs[-1].items()})}", flush=True)
     print(f"{'measure':32} {'median':>8} {'min':>8} {'max':>8}")
     for key in runs[0]:

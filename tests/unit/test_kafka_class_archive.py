@@ -58,3 +58,10 @@ def test_every_node_command_maps_the_archive_and_a_training_run_dumps_instead(ho
     training = broker_command(cluster, node, settings, jvm_archive.training_options(home / "t.jsa"))
     assert f"-XX:ArchiveClassesAtExit={home / 't.jsa'}" in training
     assert not any(option.startswith("-XX:SharedArchiveFile") for option in training)
+
+
+def test_a_new_archive_replaces_those_of_its_kind_only(tmp_path: Path) -> None:
+    for name in ("kafka-old1.jsa", "kafka-new.jsa", "spark-abc.jsa", "kafka-old2.jsa.tmp"):
+        (tmp_path / name).write_bytes(b"archive")
+    jvm_archive.remove_others(tmp_path / "kafka-new.jsa")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kafka-new.jsa", "kafka-old2.jsa.tmp", "spark-abc.jsa"]

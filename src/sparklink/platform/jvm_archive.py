@@ -61,6 +61,15 @@ def training_options(target: Path) -> list[str]:
     return [f"-XX:ArchiveClassesAtExit={target}", QUIET]
 
 
+def remove_others(kept: Path) -> None:
+    """Delete the archives of the same prefix but another identity: made for an earlier JDK or set of jars,
+    they never match again, and each is 50-150 MB."""
+    prefix = kept.name.rsplit("-", 1)[0]
+    for old in kept.parent.glob(f"{prefix}-*.jsa"):
+        if old != kept:
+            old.unlink(missing_ok=True)
+
+
 def java_binary() -> Path:
     """The `java` that runs: $JAVA_HOME/bin/java, else the first on PATH."""
     home = os.environ.get("JAVA_HOME")

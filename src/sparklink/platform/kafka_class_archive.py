@@ -84,13 +84,6 @@ def _first_requests(bootstrap: str) -> None:
         consumer.close()
 
 
-def _remove_others(kept: Path) -> None:
-    """Archives of an earlier JDK or Kafka never match again; each is some 50 MB."""
-    for old in kept.parent.glob(f"{PREFIX}-*.jsa"):
-        if old != kept:
-            old.unlink(missing_ok=True)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m sparklink.platform.kafka_class_archive",
@@ -114,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     if not made:
         print("no class archive for Kafka's JVMs: the JVM wrote none (nodes start without one)")
         return 0
-    _remove_others(target)
+    jvm_archive.remove_others(target)
     print(f"class archive for Kafka's JVMs ready in {time.monotonic() - began:.0f}s ({target})")
     return 0
 

@@ -131,10 +131,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # an optimisation only: the bootstrap goes on without it
         print(f"no class archive for the Spark JVM (workers start without one): {exc}")
         return 0
-    if made:
-        print(f"class archive for the Spark JVM ready in {time.monotonic() - began:.0f}s ({target})")
-    else:
+    if not made:
         print("no class archive for the Spark JVM: the JVM wrote none (workers start without one)")
+        return 0
+    jvm_archive.remove_others(target)
+    print(f"class archive for the Spark JVM ready in {time.monotonic() - began:.0f}s ({target})")
     return 0
 
 

@@ -22,15 +22,13 @@ from pathlib import Path
 
 from sparklink.platform import artifacts, jvm_archive
 
-log = logging.getLogger(__name__)
-
 PREFIX = "kafka"
 
 
 def archive_file() -> Path:
     """Where the archive for this JDK and Kafka's jars is (or would be)."""
     jars = [Path(jar) for jar in artifacts.jar_list("kafka")]
-    return jvm_archive.archive_path(PREFIX, [*map(str, jars), *jvm_archive.jar_stamps(jars)])
+    return jvm_archive.archive_path(PREFIX, jvm_archive.jar_stamps(jars))
 
 
 def java_options() -> list[str]:

@@ -22,7 +22,7 @@ from sparklink.worker.assembly import RunningWorker, start_worker
 from sparklink.worker.config import WorkerConfig
 from sparklink.worker.execution import outages
 from tests.conftest import worker_props
-from tests.helpers import status, task_states, unique, wait_for
+from tests.helpers import status, task_states, topic_size, unique, wait_for
 from tests.support.kafka import kafka_cluster
 
 OUTAGE_S = 30.0
@@ -53,6 +53,11 @@ def sink_records(path: Path) -> set[tuple[int, int]]:
 def generated(url: str) -> dict[int, int]:
     offsets = httpx.get(f"{url}/connectors/gen/offsets", timeout=30).json()["offsets"]
     return {o["partition"]["task"]: o["offset"]["position"] for o in offsets}
+
+
+def sink_committed(url: str) -> int:
+    offsets = httpx.get(f"{url}/connectors/sink/offsets", timeout=30).json()["offsets"]
+    return sum(int(o["offset"]["kafka_offset"]) for o in offsets)
 
 
 def states(url: str) -> dict[str, list[str]]:
@@ -112,5 +117,13 @@ def test_a_30_s_broker_stop_leaves_both_tasks_running_and_loses_nothing(
         explain=lambda: (len(expected - sink_records(out)), states(url)),
     )
     assert status(url, "sink")["tasks"][0]["state"] == "RUNNING"
+    # And the sink commits again: its group's offsets reach the end of the topic (the generator is stopped).
+    end = topic_size(cluster.bootstrap_servers, topic)
+    wait_for(
+        lambda: sink_committed(url) == end,
+        120,
+        "the sink's committed offsets at the end of the topic",
+        explain=lambda: (sink_committed(url), end),
+    )
     restarts = [r.getMessage() for r in caplog.records if "Kafka is unavailable" in r.getMessage()]
     print(f"outage restarts logged: {len(restarts)}", *restarts[:5], sep="\n")

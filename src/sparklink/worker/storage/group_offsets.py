@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from typing import Protocol, TypeVar
 
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, TopicPartition
@@ -98,8 +99,9 @@ class MemoryGroupOffsetStore:
 
 
 class KafkaGroupOffsetStore:
-    def __init__(self, clients: KafkaClientSettings) -> None:
+    def __init__(self, clients: KafkaClientSettings, timeout: float = TIMEOUT) -> None:
         self.clients = clients
+        self.timeout = timeout
         self._client: AdminClient | None = None
         self._lock = threading.Lock()
 
@@ -110,6 +112,18 @@ class KafkaGroupOffsetStore:
             if self._client is None:
                 self._client = AdminClient(self.clients.librdkafka())
             return self._client
+
+    def _answer(self, future: Future[T]) -> T:
+        """The request's answer within the store's timeout. A client whose request outlasted it is dropped:
+        after a broker outage that ran past a request, every later request of that client to the group's
+        coordinator went unanswered too (each timed out, while a new client's was answered in 0.1 s), so a
+        sink would never commit again; the next call makes a new client."""
+        try:
+            return future.result(self.timeout)
+        except TimeoutError:
+            with self._lock:
+                self._client = None
+            raise
 
     def _consumer(self, group: str) -> Consumer:
         # Never subscribes, so it never joins the group: commits go in as a "simple" consumer, and the
@@ -123,7 +137,7 @@ class KafkaGroupOffsetStore:
         request = [ConsumerGroupTopicPartitions(group)]
         try:
             admin = self._admin()
-            result = admin.list_consumer_group_offsets(request)[group].result(TIMEOUT)
+            result = self._answer(admin.list_consumer_group_offsets(request)[group])
         except KafkaException as exc:
             if "GROUP_ID_NOT_FOUND" in str(exc):
                 return {}
@@ -147,7 +161,7 @@ class KafkaGroupOffsetStore:
     def _committed_once(self, group: str, partitions: list[TopicPartitionKey]) -> dict[TopicPartitionKey, int]:
         consumer = self._consumer(group)
         try:
-            got = consumer.committed([TopicPartition(t, p) for t, p in partitions], timeout=TIMEOUT)
+            got = consumer.committed([TopicPartition(t, p) for t, p in partitions], timeout=self.timeout)
             return {(tp.topic, tp.partition): tp.offset for tp in got if tp.offset >= 0}
         finally:
             consumer.close()
@@ -174,22 +188,19 @@ class KafkaGroupOffsetStore:
         self._ensure_no_members(admin, connector, group, "reset")
         self._delete_group(admin, group)
 
-    @staticmethod
-    def _ensure_no_members(admin: AdminClient, connector: str, group: str, verb: str) -> None:
-        description = admin.describe_consumer_groups([group])[group].result(TIMEOUT)
+    def _ensure_no_members(self, admin: AdminClient, connector: str, group: str, verb: str) -> None:
+        description = self._answer(admin.describe_consumer_groups([group])[group])
         if description.members:
             raise GroupHasMembersError(connector, verb)
 
-    @staticmethod
-    def _alter(admin: AdminClient, group: str, offsets: Mapping[TopicPartitionKey, int]) -> None:
+    def _alter(self, admin: AdminClient, group: str, offsets: Mapping[TopicPartitionKey, int]) -> None:
         if offsets:
             partitions = [TopicPartition(t, p, o) for (t, p), o in offsets.items()]
-            admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, partitions)])[group].result(TIMEOUT)
+            self._answer(admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, partitions)])[group])
 
-    @staticmethod
-    def _delete_group(admin: AdminClient, group: str) -> None:
+    def _delete_group(self, admin: AdminClient, group: str) -> None:
         try:
-            admin.delete_consumer_groups([group])[group].result(TIMEOUT)
+            self._answer(admin.delete_consumer_groups([group])[group])
         except KafkaException as exc:
             if "GROUP_ID_NOT_FOUND" not in str(exc):  # already gone: reset is idempotent
                 raise

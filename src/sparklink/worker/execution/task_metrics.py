@@ -240,4 +240,9 @@ class SinkLag:
             return out
         except Exception as exc:  # a scrape answers with what it has; the next one asks again
             log.debug("reading the lag of consumer group %s: %s", group, exc)
+            if isinstance(exc, TimeoutError):
+                # A client whose request outlasted a broker outage may never be answered again (see
+                # storage/group_offsets.py); the next scrape makes a new one.
+                with self._lock:
+                    self._admin = None
             return {}

@@ -99,9 +99,8 @@ class MemoryGroupOffsetStore:
 
 
 class KafkaGroupOffsetStore:
-    def __init__(self, clients: KafkaClientSettings, timeout: float = TIMEOUT) -> None:
+    def __init__(self, clients: KafkaClientSettings) -> None:
         self.clients = clients
-        self.timeout = timeout
         self._client: AdminClient | None = None
         self._lock = threading.Lock()
 
@@ -114,12 +113,12 @@ class KafkaGroupOffsetStore:
             return self._client
 
     def _answer(self, future: Future[T]) -> T:
-        """The request's answer within the store's timeout. A client whose request outlasted it is dropped:
+        """The request's answer within TIMEOUT. A client whose request outlasted it is dropped:
         after a broker outage that ran past a request, every later request of that client to the group's
         coordinator went unanswered too (each timed out, while a new client's was answered in 0.1 s), so a
         sink would never commit again; the next call makes a new client."""
         try:
-            return future.result(self.timeout)
+            return future.result(TIMEOUT)
         except TimeoutError:
             with self._lock:
                 self._client = None
@@ -161,7 +160,7 @@ class KafkaGroupOffsetStore:
     def _committed_once(self, group: str, partitions: list[TopicPartitionKey]) -> dict[TopicPartitionKey, int]:
         consumer = self._consumer(group)
         try:
-            got = consumer.committed([TopicPartition(t, p) for t, p in partitions], timeout=self.timeout)
+            got = consumer.committed([TopicPartition(t, p) for t, p in partitions], timeout=TIMEOUT)
             return {(tp.topic, tp.partition): tp.offset for tp in got if tp.offset >= 0}
         finally:
             consumer.close()

@@ -16,7 +16,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from sparklink.platform import artifacts
@@ -68,6 +69,29 @@ def remove_others(kept: Path) -> None:
     for old in kept.parent.glob(f"{prefix}-*.jsa"):
         if old != kept:
             old.unlink(missing_ok=True)
+
+
+def ensure(what: str, estimate: str, without: str, target: Callable[[], Path], train: Callable[[Path], bool]) -> int:
+    """The bootstrap's step for one archive: train it into `target()` unless that exists, say in a line what
+    happened, and never fail (an archive only makes JVMs start sooner; `without` says what they do without
+    one). Returns the step's exit status: 0."""
+    began = time.monotonic()
+    try:
+        path = target()
+        if path.is_file():
+            print(f"class archive for {what} up to date ({path})")
+            return 0
+        print(f"training the class archive for {what} ({estimate})", flush=True)
+        made = train(path)
+    except Exception as exc:
+        print(f"no class archive for {what} ({without}): {exc}")
+        return 0
+    if not made:
+        print(f"no class archive for {what}: the JVM wrote none ({without})")
+        return 0
+    remove_others(path)
+    print(f"class archive for {what} ready in {time.monotonic() - began:.0f}s ({path})")
+    return 0
 
 
 def java_binary() -> Path:

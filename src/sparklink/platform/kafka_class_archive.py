@@ -91,23 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    began = time.monotonic()
-    try:
-        target = archive_file()
-        if target.is_file():
-            print(f"class archive for Kafka's JVMs up to date ({target})")
-            return 0
-        print("training the class archive of Kafka's JVMs (once per JDK and Kafka; about 15 s on 2 cores)", flush=True)
-        made = train(target)
-    except Exception as exc:  # an optimisation only: the bootstrap goes on without it
-        print(f"no class archive for Kafka's JVMs (nodes start without one): {exc}")
-        return 0
-    if not made:
-        print("no class archive for Kafka's JVMs: the JVM wrote none (nodes start without one)")
-        return 0
-    jvm_archive.remove_others(target)
-    print(f"class archive for Kafka's JVMs ready in {time.monotonic() - began:.0f}s ({target})")
-    return 0
+    return jvm_archive.ensure(
+        "Kafka's JVMs", "once per JDK and Kafka; about 15 s on 2 cores", "nodes start without one", archive_file, train
+    )
 
 
 if __name__ == "__main__":

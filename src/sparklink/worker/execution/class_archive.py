@@ -21,7 +21,6 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -116,27 +115,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    began = time.monotonic()
-    try:
+
+    def target() -> Path:
         from sparklink.worker.execution import spark as spark_session
 
-        target = archive_file(spark_session.session_settings())
-        if target.is_file():
-            print(f"class archive for the Spark JVM up to date ({target})")
-            return 0
-        print(
-            "training the Spark JVM's class archive (once per JDK, PySpark and jars; about 25 s on 2 cores)", flush=True
-        )
-        made = train(target)
-    except Exception as exc:  # an optimisation only: the bootstrap goes on without it
-        print(f"no class archive for the Spark JVM (workers start without one): {exc}")
-        return 0
-    if not made:
-        print("no class archive for the Spark JVM: the JVM wrote none (workers start without one)")
-        return 0
-    jvm_archive.remove_others(target)
-    print(f"class archive for the Spark JVM ready in {time.monotonic() - began:.0f}s ({target})")
-    return 0
+        return archive_file(spark_session.session_settings())
+
+    return jvm_archive.ensure(
+        "the Spark JVM",
+        "once per JDK, PySpark and jars; about 25 s on 2 cores",
+        "workers start without one",
+        target,
+        train,
+    )
 
 
 if __name__ == "__main__":

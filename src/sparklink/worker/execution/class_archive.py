@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m sparklink.worker.execution.class_archive",
         description="Build the Spark JVM's class-data-sharing archive (.cache/class-archive) unless it exists: "
-        "the bootstrap's last step. Later worker JVMs map it and start about 3 s sooner.",
+        "a step of the bootstrap. Later worker JVMs map it and start about 3 s sooner.",
     )
     parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)

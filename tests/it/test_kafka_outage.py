@@ -16,7 +16,10 @@ from typing import Any
 
 import httpx
 import pytest
+from confluent_kafka.admin import AdminClient
 
+from sparklink.clients.admin import RenewingAdmin, committed_offsets
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform.kafka import KafkaCluster
 from sparklink.worker.assembly import RunningWorker, start_worker
 from sparklink.worker.config import WorkerConfig
@@ -70,6 +73,41 @@ def test_the_jvm_knows_which_kafka_errors_are_retriable(spark: Any) -> None:
     assert classifier.in_trace(trace) == "org.apache.kafka.common.errors.NotLeaderOrFollowerException: moved"
     assert classifier.in_trace("org.apache.kafka.common.errors.RecordTooLargeException: big") is None
     assert classifier.in_trace("java.lang.IllegalStateException: no") is None
+
+
+def test_an_admin_request_unanswered_while_the_broker_is_down_gets_the_next_request_a_new_client(
+    cluster: KafkaCluster,
+) -> None:
+    made: list[AdminClient] = []
+
+    def counting(config: dict[str, Any]) -> AdminClient:
+        made.append(AdminClient(config))
+        return made[-1]
+
+    admin = RenewingAdmin(KafkaClientSettings(cluster.bootstrap_servers).librdkafka(), factory=counting)
+    group = unique("renew")
+    with admin.request() as client:
+        client.list_topics(timeout=30)
+    (node,) = cluster.nodes
+    cluster.stop_node(node.node_id)
+    try:
+        with pytest.raises(TimeoutError), admin.request() as client:
+            client.describe_consumer_groups([group])[group].result(3)
+    finally:
+        cluster.restart_node(node.node_id)
+
+    answering: list[AdminClient] = []
+
+    def answered() -> bool:
+        try:
+            assert committed_offsets(admin, group, 10) == {}
+            answering.append(admin.client())
+        except TimeoutError:
+            return False  # no answer yet: that client is dropped too, and the next try makes another
+        return True
+
+    wait_for(answered, 60, "an answer to a consumer-group request after the broker's restart")
+    assert answering[0] is not made[0], "the client whose request went unanswered was kept"
 
 
 def test_a_30_s_broker_stop_leaves_both_tasks_running_and_loses_nothing(

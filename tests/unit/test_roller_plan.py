@@ -8,6 +8,7 @@ from collections.abc import Iterable
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
+from sparklink.clients.admin import RenewingAdmin
 from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform.kraft_quorum import QuorumInfo, ReplicaState
 from sparklink.roller import plan
@@ -445,7 +446,7 @@ def test_an_update_kafka_never_answered_is_told_apart_from_one_it_refused(
     brokers: tuple[int, ...], error: KafkaError | None, unanswered: bool
 ) -> None:
     admin = ConfluentClusterAdmin(KafkaClientSettings("127.0.0.1:9"), [], timeout=1.0)
-    admin._admin = _LibrdkafkaAdmin(brokers, error)  # type: ignore[assignment]
+    admin._admin = RenewingAdmin({}, factory=lambda _: _LibrdkafkaAdmin(brokers, error))  # type: ignore[arg-type,return-value]
     with pytest.raises(AdminError) as failed:
         admin.alter_broker_config(1, {"log.cleaner.threads": "2"})
     assert isinstance(failed.value, NoAnswerError) is unanswered

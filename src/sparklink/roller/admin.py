@@ -20,9 +20,9 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Protocol
 
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
 
+from sparklink.clients.admin import RenewingAdmin
 from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform import kraft_quorum
 from sparklink.platform.kraft_quorum import QuorumInfo
@@ -74,11 +74,14 @@ class ConfluentClusterAdmin:
         self.timeout = timeout
         self.controllers = list(controllers)
         self.quorum_tls = quorum_tls
-        self._admin = AdminClient(settings.librdkafka(**{"socket.timeout.ms": int(timeout * 1000)}))
+        # Renewed after a request that went unanswered: a roll restarts the brokers this client talks to, and
+        # after an outage that ran past a request a client may never be answered again (sparklink.clients.admin).
+        self._admin = RenewingAdmin(settings.librdkafka(**{"socket.timeout.ms": int(timeout * 1000)}))
 
     def topics(self) -> list[TopicState]:
         try:
-            metadata = self._admin.list_topics(timeout=self.timeout)
+            with self._admin.request() as admin:
+                metadata = admin.list_topics(timeout=self.timeout)
             names = list(metadata.topics)
             configs = self._describe([ConfigResource(ConfigResource.Type.TOPIC, n) for n in names]) if names else {}
         except (KafkaException, FutureTimeout) as exc:
@@ -118,7 +121,9 @@ class ConfluentClusterAdmin:
     def _require_broker(self, node_id: int) -> None:
         # Fenced and stopped brokers are left out of metadata, so this also answers at once for a broker that is
         # not up, instead of a request waiting out its timeout.
-        if node_id not in self._admin.list_topics(timeout=self.timeout).brokers:
+        with self._admin.request() as admin:
+            brokers = admin.list_topics(timeout=self.timeout).brokers
+        if node_id not in brokers:
             raise NoAnswerError(f"broker {node_id} is not in the cluster metadata: it is down, fenced or starting")
 
     def _alter(self, node_id: int, entries: list[ConfigEntry], failed: str) -> None:
@@ -126,17 +131,19 @@ class ConfluentClusterAdmin:
         try:
             self._require_broker(node_id)
             resource = ConfigResource(ConfigResource.Type.BROKER, str(node_id), incremental_configs=entries)
-            for future in self._admin.incremental_alter_configs([resource]).values():
-                future.result(timeout=self.timeout)
+            with self._admin.request() as admin:
+                for future in admin.incremental_alter_configs([resource]).values():
+                    future.result(timeout=self.timeout)
         except (KafkaException, FutureTimeout) as exc:
             unanswered = not isinstance(exc, KafkaException) or _code(exc) in _NO_ANSWER_CODES
             raise (NoAnswerError if unanswered else AdminError)(f"{failed}: {_failure(exc, self.timeout)}") from exc
 
     def _describe(self, resources: list[ConfigResource]) -> dict[str, dict[str, ConfigValue]]:
         out: dict[str, dict[str, ConfigValue]] = {}
-        for resource, future in self._admin.describe_configs(resources, request_timeout=self.timeout).items():
-            entries = future.result(timeout=self.timeout)
-            out[resource.name] = {k: ConfigValue(e.value, bool(e.is_read_only)) for k, e in entries.items()}
+        with self._admin.request() as admin:
+            for resource, future in admin.describe_configs(resources, request_timeout=self.timeout).items():
+                entries = future.result(timeout=self.timeout)
+                out[resource.name] = {k: ConfigValue(e.value, bool(e.is_read_only)) for k, e in entries.items()}
         return out
 
 

@@ -24,11 +24,11 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
-from confluent_kafka.admin import AdminClient
+from confluent_kafka import KafkaException
 
 from sparklink.api.connector import Offset, Partition, SourceTask, TaskContext
 from sparklink.api.metrics import MIRROR_DOMAIN, MetricGroup, Window
+from sparklink.clients.admin import RenewingAdmin, committed_offsets
 from sparklink.connectors.mirror import admin, offsets
 from sparklink.connectors.mirror.base import MirrorConnector
 from sparklink.connectors.mirror.config import (
@@ -95,8 +95,8 @@ class MirrorCheckpointConnector(MirrorConnector):
             return
         self.topic_filter = IncludeExclude.of(s[TOPICS], s[TOPICS_EXCLUDE])
         self.group_filter = IncludeExclude.of(s[GROUPS], s[GROUPS_EXCLUDE])
-        self.source_admin = AdminClient(rdkafka(s.source_admin()))
-        self.target_admin = AdminClient(rdkafka(s.target_admin()))
+        self.source_admin = RenewingAdmin(rdkafka(s.source_admin()))
+        self.target_admin = RenewingAdmin(rdkafka(s.target_admin()))
         label = f"MirrorCheckpointConnector {s.source}->{s.target}|{config.get('name', '')}"
         self.scheduler = Scheduler(label, int(s["admin.timeout.ms"]) / 1000)
         self.scheduler.execute(self._create_internal_topics, "creating internal topics")
@@ -160,19 +160,23 @@ class MirrorCheckpointConnector(MirrorConnector):
             self.context.request_task_reconfiguration()
 
     def find_groups(self) -> set[str]:
-        listing = self.source_admin.list_consumer_groups(request_timeout=admin.TIMEOUT_S).result(admin.TIMEOUT_S)
-        candidates = sorted(g.group_id for g in listing.valid if self.group_filter.accepts(g.group_id))
-        out = set()
-        for group in candidates:
-            request = [ConsumerGroupTopicPartitions(group)]
-            try:
-                result = self.source_admin.list_consumer_group_offsets(request)[group].result(admin.TIMEOUT_S)
-            except KafkaException as exc:
-                log.warning("listing offsets of group %s: %s", group, exc)
-                continue
-            if any(self.topic_filter.accepts(tp.topic) for tp in result.topic_partitions or []):
-                out.add(group)
-        return out
+        with self.source_admin.request() as source:
+            listing = source.list_consumer_groups(request_timeout=admin.TIMEOUT_S).result(admin.TIMEOUT_S)
+            candidates = sorted(g.group_id for g in listing.valid if self.group_filter.accepts(g.group_id))
+            out: set[str] = set()
+            if not candidates:
+                return out
+            meta = source.list_topics(timeout=admin.TIMEOUT_S)
+            partitions = [(t, p) for t, info in meta.topics.items() if info.error is None for p in info.partitions]
+            for group in candidates:
+                try:
+                    found = committed_offsets(self.source_admin, group, admin.TIMEOUT_S, partitions)
+                except KafkaException as exc:
+                    log.warning("listing offsets of group %s: %s", group, exc)
+                    continue
+                if any(self.topic_filter.accepts(topic) for topic, _ in found):
+                    out.add(group)
+            return out
 
 
 class MirrorCheckpointTask(SourceTask):

@@ -31,9 +31,9 @@ from confluent_kafka import (
     KafkaException,
     TopicPartition,
 )
-from confluent_kafka.admin import AdminClient
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
+from sparklink.clients.admin import RenewingAdmin, committed_offsets
 from sparklink.connectors.mirror import formats
 from sparklink.connectors.mirror.config import (
     CHECKPOINT_DEF,
@@ -67,8 +67,8 @@ class CheckpointEngine:
         self.settings = s = MirrorSettings.parse(CHECKPOINT_DEF, config)
         self.groups = sorted({g.strip() for g in config.get(TASK_GROUPS, "").split(",") if g.strip()})
         self.topic_filter = IncludeExclude.of(s[TOPICS], s[TOPICS_EXCLUDE])
-        self.source_admin = AdminClient(rdkafka(s.source_admin()))
-        self.target_admin = AdminClient(rdkafka(s.target_admin()))
+        self.source_admin = RenewingAdmin(rdkafka(s.source_admin()))
+        self.target_admin = RenewingAdmin(rdkafka(s.target_admin()))
         self.syncs = OffsetSyncStore()
         self.checkpoints = CheckpointStore(self.groups)
         self.emit_every = s.interval("emit.checkpoints")
@@ -179,28 +179,24 @@ class CheckpointEngine:
         return policy.format_remote_topic(s.source, topic)
 
     @staticmethod
-    def _group_offsets(admin: AdminClient, group: str) -> dict[tuple[str, int], tuple[int, str]]:
+    def _group_offsets(admin: RenewingAdmin, group: str) -> dict[tuple[str, int], tuple[int, str]]:
         try:
-            result = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(TIMEOUT_S)
+            return committed_offsets(admin, group, TIMEOUT_S)
         except KafkaException as exc:
             log.error("Error querying offsets for consumer group %s: %s", group, exc)
             return {}
-        return {
-            (tp.topic, tp.partition): (int(tp.offset), tp.metadata or "")
-            for tp in result.topic_partitions or []
-            if tp.offset >= 0
-        }
 
     # ------------------------------------------------------------------ sync.group.offsets
     def sync_group_offsets(self) -> None:
         idle: dict[str, dict[tuple[str, int], tuple[int, str]]] = {}
-        described = self.target_admin.describe_consumer_groups(self.groups) if self.groups else {}
-        for group, future in described.items():
-            try:
-                if future.result(TIMEOUT_S).state == ConsumerGroupState.EMPTY:
-                    idle[group] = self._group_offsets(self.target_admin, group)
-            except KafkaException:
-                pass  # unknown on the target: a new group, synced below
+        with self.target_admin.request() as target:
+            described = target.describe_consumer_groups(self.groups) if self.groups else {}
+            for group, future in described.items():
+                try:
+                    if future.result(TIMEOUT_S).state == ConsumerGroupState.EMPTY:
+                        idle[group] = self._group_offsets(self.target_admin, group)
+                except KafkaException:
+                    pass  # unknown on the target: a new group, synced below
         for group, stored in self.checkpoints.checkpoints.items():
             current = idle.get(group)
             wanted = []
@@ -216,7 +212,8 @@ class CheckpointEngine:
                 continue
             request = [ConsumerGroupTopicPartitions(group, wanted)]
             try:
-                self.target_admin.alter_consumer_group_offsets(request)[group].result(TIMEOUT_S)
+                with self.target_admin.request() as target:
+                    target.alter_consumer_group_offsets(request)[group].result(TIMEOUT_S)
             except KafkaException as exc:
                 # An active group on the target refuses the change; MM2 logs and retries next time.
                 log.warning("Unable to sync offsets for consumer group %s: %s", group, exc)

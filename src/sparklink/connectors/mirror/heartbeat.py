@@ -15,9 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from confluent_kafka.admin import AdminClient
-
 from sparklink.api.connector import Offset, Partition, SourceTask, TaskContext
+from sparklink.clients.admin import RenewingAdmin
 from sparklink.connectors.mirror import admin, formats, interceptor, offsets
 from sparklink.connectors.mirror.base import MirrorConnector
 from sparklink.connectors.mirror.config import HEARTBEAT_DEF, MirrorSettings, rdkafka
@@ -50,7 +49,7 @@ class MirrorHeartbeatConnector(MirrorConnector):
         return [dict(self.config)]
 
     def _create_internal_topics(self) -> None:
-        client = AdminClient(rdkafka(self.settings.target_admin()))
+        client = RenewingAdmin(rdkafka(self.settings.target_admin()))
         replication = int(self.settings["heartbeats.topic.replication.factor"])
         admin.create_compacted_topic(client, self.settings.policy.heartbeats_topic(), 1, replication)
 

@@ -22,12 +22,11 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka.admin import AdminClient
-
 from sparklink.api.connector import Offset, Partition, SourceTask, TaskContext
 from sparklink.api.direct import DirectSource
 from sparklink.api.metrics import MIRROR_DOMAIN, MetricGroup
 from sparklink.api.task_config import MAX_RECORDS_PER_BATCH, MICRO_BATCH_FETCH_WAIT_MS
+from sparklink.clients.admin import RenewingAdmin
 from sparklink.connectors.mirror import admin, interceptor, offsets
 from sparklink.connectors.mirror.base import MirrorConnector
 from sparklink.connectors.mirror.config import (
@@ -144,7 +143,7 @@ class MirrorSourceConnector(MirrorConnector):
     # ------------------------------------------------------------------ scheduled jobs
     def _create_offset_syncs_topic(self) -> None:
         if self.settings[EMIT_OFFSET_SYNCS]:
-            client = AdminClient(rdkafka(self.settings.offset_syncs_admin()))
+            client = RenewingAdmin(rdkafka(self.settings.offset_syncs_admin()))
             replication = int(self.settings["offset-syncs.topic.replication.factor"])
             admin.create_compacted_topic(client, self.settings.offset_syncs_topic(), 1, replication)
 

@@ -18,12 +18,12 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     AclBindingFilter,
     AclOperation,
     AclPermissionType,
-    AdminClient,
     NewTopic,
     ResourcePatternType,
     ResourceType,
 )
 
+from sparklink.clients.admin import RenewingAdmin
 from sparklink.connectors.mirror import admin
 from sparklink.connectors.mirror.config import TOPICS, TOPICS_EXCLUDE, MirrorSettings, rdkafka
 from sparklink.connectors.mirror.filters import ConfigPropertyFilter, IncludeExclude, compile_patterns
@@ -42,8 +42,8 @@ class RemoteTopics:
         self.config_filter = ConfigPropertyFilter(
             compile_patterns(s["config.properties.exclude"]), str(s["use.defaults.from"])
         )
-        self.source_admin = AdminClient(rdkafka(s.source_admin()))
-        self.target_admin = AdminClient(rdkafka(s.target_admin()))
+        self.source_admin = RenewingAdmin(rdkafka(s.source_admin()))
+        self.target_admin = RenewingAdmin(rdkafka(s.target_admin()))
         self._acl_logged = False
 
     # ------------------------------------------------------------------ selection
@@ -149,7 +149,8 @@ class RemoteTopics:
             AclPermissionType.ANY,
         )
         try:
-            bindings = self.source_admin.describe_acls(query, request_timeout=admin.TIMEOUT_S).result()
+            with self.source_admin.request() as source:
+                bindings = source.describe_acls(query, request_timeout=admin.TIMEOUT_S).result(admin.TIMEOUT_S)
         except KafkaException as exc:
             if exc.args[0].code() != KafkaError.SECURITY_DISABLED:
                 raise
@@ -176,11 +177,13 @@ class RemoteTopics:
             and self.should_replicate(b.name)
         ]
         if wanted:
-            for binding, future in self.target_admin.create_acls(wanted, request_timeout=admin.TIMEOUT_S).items():
-                try:
-                    future.result()
-                except KafkaException as exc:
-                    log.warning("Could not sync ACL of topic %s: %s", binding.name, exc)
+            with self.target_admin.request() as target:
+                created = target.create_acls(wanted, request_timeout=admin.TIMEOUT_S)
+                for binding, future in created.items():
+                    try:
+                        future.result(admin.TIMEOUT_S)
+                    except KafkaException as exc:
+                        log.warning("Could not sync ACL of topic %s: %s", binding.name, exc)
 
 
 def _counts(partitions: TopicPartitions) -> dict[str, int]:

@@ -14,10 +14,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka.admin import AdminClient
-
 from sparklink.api.connector import RECORDS_METRIC
 from sparklink.api.task_config import MICRO_BATCH_FETCH_WAIT_MS, SINK_READ_CONSUMER, TaskSettings
+from sparklink.clients.admin import RenewingAdmin
 from sparklink.clients.settings import KafkaClientSettings
 
 if TYPE_CHECKING:
@@ -262,13 +261,12 @@ class Metadata:
 
     def __init__(self, clients: KafkaClientSettings) -> None:
         self.clients = clients
-        self._admin: AdminClient | None = None
+        self._admin = RenewingAdmin(clients.librdkafka)  # renewed after a time-out (sparklink.clients.admin)
 
     def partitions(self, topics: list[str]) -> dict[str, list[int]]:
         """The partitions of each existing topic (one metadata request for all of them)."""
-        if self._admin is None:
-            self._admin = AdminClient(self.clients.librdkafka())
-        meta = self._admin.list_topics(timeout=10)
+        with self._admin.request() as admin:
+            meta = admin.list_topics(timeout=10)
         out: dict[str, list[int]] = {}
         for topic in topics:
             info = meta.topics.get(topic)

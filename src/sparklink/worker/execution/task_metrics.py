@@ -19,10 +19,11 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition
+from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
 
 from sparklink.api.metrics import SPARKLINK_DOMAIN, MetricGroup, Rate, Window, connect_group, task_tags
+from sparklink.clients.admin import RenewingAdmin, committed_offsets
 from sparklink.clients.settings import KafkaClientSettings
 
 if TYPE_CHECKING:
@@ -206,43 +207,33 @@ class SinkLag:
     starts). Read from Kafka at scrape time through one admin client with the worker's admin settings."""
 
     def __init__(self, admin: KafkaClientSettings) -> None:
-        self.settings = admin
-        self._admin: AdminClient | None = None
-        self._lock = threading.Lock()
+        # Made anew after a request that outlasted its wait: after a broker outage such a client may never
+        # be answered again, and the lag gauges would stay empty for the worker's life (sparklink.clients.admin).
+        self._admin = RenewingAdmin(admin.librdkafka)
 
     def lags(self, group: str, partitions: Sequence[tuple[str, int]]) -> dict[tuple[str, int], int]:
         """The lag of each partition (absent where Kafka did not answer within a few seconds)."""
         if not partitions:
             return {}
-        with self._lock:
-            if self._admin is None:
-                self._admin = AdminClient(self.settings.librdkafka())
-            admin = self._admin
         try:
-            wanted = [TopicPartition(t, p) for t, p in partitions]
-            request = [ConsumerGroupTopicPartitions(group, wanted)]
-            committed_future = admin.list_consumer_group_offsets(request)[group]
-            ends = admin.list_offsets({tp: OffsetSpec.latest() for tp in wanted}, request_timeout=LAG_TIMEOUT_S)
-            starts = admin.list_offsets({tp: OffsetSpec.earliest() for tp in wanted}, request_timeout=LAG_TIMEOUT_S)
-            try:
-                found = committed_future.result(LAG_TIMEOUT_S).topic_partitions or []
-            except KafkaException as exc:
-                if "GROUP_ID_NOT_FOUND" not in str(exc):
-                    raise
-                found = []  # nothing committed yet
-            committed = {(tp.topic, tp.partition): tp.offset for tp in found if tp.offset >= 0}
-            out = {}
-            for tp in wanted:
-                key = (tp.topic, tp.partition)
-                end = ends[tp].result(LAG_TIMEOUT_S).offset
-                position = committed.get(key, starts[tp].result(LAG_TIMEOUT_S).offset)
-                out[key] = max(0, end - position)
-            return out
+            with self._admin.request() as admin:
+                return self._lags(admin, group, partitions)
         except Exception as exc:  # a scrape answers with what it has; the next one asks again
             log.debug("reading the lag of consumer group %s: %s", group, exc)
-            if isinstance(exc, TimeoutError):
-                # A client whose request outlasted a broker outage may never be answered again (see
-                # storage/group_offsets.py); the next scrape makes a new one.
-                with self._lock:
-                    self._admin = None
             return {}
+
+    def _lags(
+        self, admin: AdminClient, group: str, partitions: Sequence[tuple[str, int]]
+    ) -> dict[tuple[str, int], int]:
+        wanted = [TopicPartition(t, p) for t, p in partitions]
+        ends = admin.list_offsets({tp: OffsetSpec.latest() for tp in wanted}, request_timeout=LAG_TIMEOUT_S)
+        starts = admin.list_offsets({tp: OffsetSpec.earliest() for tp in wanted}, request_timeout=LAG_TIMEOUT_S)
+        found = committed_offsets(self._admin, group, LAG_TIMEOUT_S, list(partitions))
+        committed = {tp: offset for tp, (offset, _) in found.items()}
+        out = {}
+        for tp in wanted:
+            key = (tp.topic, tp.partition)
+            end = ends[tp].result(LAG_TIMEOUT_S).offset
+            position = committed.get(key, starts[tp].result(LAG_TIMEOUT_S).offset)
+            out[key] = max(0, end - position)
+        return out

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future
 from typing import Protocol, TypeVar
 
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from sparklink.api.errors import ConnectError
+from sparklink.clients.admin import RenewingAdmin, committed_offsets
 from sparklink.clients.settings import KafkaClientSettings
 from sparklink.worker.storage.retry import retrying
 
@@ -101,28 +101,11 @@ class MemoryGroupOffsetStore:
 class KafkaGroupOffsetStore:
     def __init__(self, clients: KafkaClientSettings) -> None:
         self.clients = clients
-        self._client: AdminClient | None = None
-        self._lock = threading.Lock()
-
-    def _admin(self) -> AdminClient:
-        # One client for the store's life: a client that is garbage-collected while its request is in
-        # flight destroys the request ("Broker handle destroyed"), and its future never completes.
-        with self._lock:
-            if self._client is None:
-                self._client = AdminClient(self.clients.librdkafka())
-            return self._client
-
-    def _answer(self, future: Future[T]) -> T:
-        """The request's answer within TIMEOUT. A client whose request outlasted it is dropped:
-        after a broker outage that ran past a request, every later request of that client to the group's
-        coordinator went unanswered too (each timed out, while a new client's was answered in 0.1 s), so a
-        sink would never commit again; the next call makes a new client."""
-        try:
-            return future.result(TIMEOUT)
-        except TimeoutError:
-            with self._lock:
-                self._client = None
-            raise
+        # One client for the store's life (a client garbage-collected while its request is in flight
+        # destroys the request, "Broker handle destroyed", and its future never completes), made anew
+        # after a request that outlasted TIMEOUT: after a broker outage such a client may never be
+        # answered again, and a sink would never commit again (see sparklink.clients.admin).
+        self._admin = RenewingAdmin(clients.librdkafka)
 
     def _consumer(self, group: str) -> Consumer:
         # Never subscribes, so it never joins the group: commits go in as a "simple" consumer, and the
@@ -133,15 +116,8 @@ class KafkaGroupOffsetStore:
         return self._retrying(f"reading the offsets of consumer group {group}", lambda: self._read_once(group))
 
     def _read_once(self, group: str) -> dict[TopicPartitionKey, int]:
-        request = [ConsumerGroupTopicPartitions(group)]
-        try:
-            admin = self._admin()
-            result = self._answer(admin.list_consumer_group_offsets(request)[group])
-        except KafkaException as exc:
-            if "GROUP_ID_NOT_FOUND" in str(exc):
-                return {}
-            raise
-        return {(tp.topic, tp.partition): tp.offset for tp in result.topic_partitions or [] if tp.offset >= 0}
+        found = committed_offsets(self._admin, group, TIMEOUT)
+        return {tp: offset for tp, (offset, _) in found.items()}
 
     def committed(self, group: str, partitions: list[TopicPartitionKey]) -> dict[TopicPartitionKey, int]:
         what = f"reading the committed offsets of consumer group {group}"
@@ -169,37 +145,41 @@ class KafkaGroupOffsetStore:
         # Through the store's one admin client: a consumer per commit (a client's threads, connection and
         # coordinator lookup, for one request) took ~60 ms of every sink batch. The group has no members
         # (sink tasks read assigned partitions), which is all OffsetCommit from an admin requires.
-        self._alter(self._admin(), group, positions)
+        with self._admin.request() as admin:
+            self._alter(admin, group, positions)
 
     def alter(self, connector: str, group: str, changes: Mapping[TopicPartitionKey, int | None]) -> None:
-        admin = self._admin()
-        self._ensure_no_members(admin, connector, group, "alter")
-        current = self.read(group)
-        if any(offset is None and tp in current for tp, offset in changes.items()):
-            # The Admin API of this client has no per-partition offset delete; the group is empty (checked
-            # above), so dropping it and committing back the partitions that stay is equivalent.
-            self._delete_group(admin, group)
-            self._alter(admin, group, {tp: off for tp, off in current.items() if tp not in changes})
-        self._alter(admin, group, {tp: off for tp, off in changes.items() if off is not None})
+        with self._admin.request() as admin:
+            self._ensure_no_members(admin, connector, group, "alter")
+            current = self.read(group)
+            if any(offset is None and tp in current for tp, offset in changes.items()):
+                # The Admin API of this client has no per-partition offset delete; the group is empty (checked
+                # above), so dropping it and committing back the partitions that stay is equivalent.
+                self._delete_group(admin, group)
+                self._alter(admin, group, {tp: off for tp, off in current.items() if tp not in changes})
+            self._alter(admin, group, {tp: off for tp, off in changes.items() if off is not None})
 
     def reset(self, connector: str, group: str) -> None:
-        admin = self._admin()
-        self._ensure_no_members(admin, connector, group, "reset")
-        self._delete_group(admin, group)
+        with self._admin.request() as admin:
+            self._ensure_no_members(admin, connector, group, "reset")
+            self._delete_group(admin, group)
 
-    def _ensure_no_members(self, admin: AdminClient, connector: str, group: str, verb: str) -> None:
-        description = self._answer(admin.describe_consumer_groups([group])[group])
+    @staticmethod
+    def _ensure_no_members(admin: AdminClient, connector: str, group: str, verb: str) -> None:
+        description = admin.describe_consumer_groups([group])[group].result(TIMEOUT)
         if description.members:
             raise GroupHasMembersError(connector, verb)
 
-    def _alter(self, admin: AdminClient, group: str, offsets: Mapping[TopicPartitionKey, int]) -> None:
+    @staticmethod
+    def _alter(admin: AdminClient, group: str, offsets: Mapping[TopicPartitionKey, int]) -> None:
         if offsets:
             partitions = [TopicPartition(t, p, o) for (t, p), o in offsets.items()]
-            self._answer(admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, partitions)])[group])
+            admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, partitions)])[group].result(TIMEOUT)
 
-    def _delete_group(self, admin: AdminClient, group: str) -> None:
+    @staticmethod
+    def _delete_group(admin: AdminClient, group: str) -> None:
         try:
-            self._answer(admin.delete_consumer_groups([group])[group])
+            admin.delete_consumer_groups([group])[group].result(TIMEOUT)
         except KafkaException as exc:
             if "GROUP_ID_NOT_FOUND" not in str(exc):  # already gone: reset is idempotent
                 raise

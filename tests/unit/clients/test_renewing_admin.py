@@ -33,39 +33,28 @@ def test_the_client_is_made_once_and_kept_across_answered_requests() -> None:
 
 
 @pytest.mark.parametrize(
-    "unanswered",
-    [TimeoutError(), KafkaException(KafkaError(KafkaError._TIMED_OUT))],
-    ids=["future-wait", "librdkafka-timeout"],
-)
-def test_a_request_without_an_answer_drops_the_client_and_still_raises(unanswered: BaseException) -> None:
-    made = Made()
-    admin = RenewingAdmin({}, factory=made)
-    with pytest.raises(type(unanswered)), admin.request() as first:
-        raise unanswered
-    with admin.request() as second:
-        pass
-    assert second is not first
-    assert len(made.configs) == 2
-
-
-@pytest.mark.parametrize(
-    "answered",
+    ("error", "unanswered"),
     [
-        KafkaException(KafkaError(KafkaError.REQUEST_TIMED_OUT)),  # the broker's answer, not silence
-        KafkaException(KafkaError(KafkaError.GROUP_ID_NOT_FOUND)),
-        ValueError("a caller's own error"),
+        (TimeoutError(), True),  # Future.result(timeout) ran out
+        (KafkaException(KafkaError(KafkaError._TIMED_OUT)), True),  # librdkafka's own time-out
+        (KafkaException(KafkaError(KafkaError.REQUEST_TIMED_OUT)), False),  # the broker's answer, not silence
+        (KafkaException(KafkaError(KafkaError.GROUP_ID_NOT_FOUND)), False),  # a refusal
+        (ValueError("a caller's own error"), False),
     ],
-    ids=["broker-request-timed-out", "refusal", "other"],
+    ids=["future-wait", "librdkafka-timeout", "broker-request-timed-out", "refusal", "other"],
 )
-def test_an_answer_or_another_error_keeps_the_client(answered: BaseException) -> None:
+def test_only_a_request_without_an_answer_drops_the_client_and_every_error_still_raises(
+    error: BaseException, unanswered: bool
+) -> None:
     made = Made()
     admin = RenewingAdmin({}, factory=made)
-    with pytest.raises(type(answered)), admin.request() as first:
-        raise answered
+    with pytest.raises(type(error)), admin.request() as first:
+        raise error
     with admin.request() as second:
         pass
-    assert second is first
-    assert not outlasted_wait(answered)
+    assert (second is not first) is unanswered
+    assert len(made.configs) == (2 if unanswered else 1)
+    assert outlasted_wait(error) is unanswered
 
 
 def test_a_late_drop_leaves_a_client_made_since_alone() -> None:

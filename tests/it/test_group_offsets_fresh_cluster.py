@@ -1,4 +1,4 @@
-"""Reading a consumer group's committed offsets on a cluster that has no `__consumer_offsets` yet.
+"""Reading and committing a consumer group's offsets on a cluster that has no `__consumer_offsets` yet.
 
 librdkafka 2.16's admin OffsetFetch crashes the process (SIGSEGV) when its answer is a coordinator error, as it
 is on such a cluster (see sparklink.clients.admin). Each read runs in a child process on a cluster started for
@@ -13,8 +13,11 @@ import textwrap
 from collections.abc import Iterator
 
 import pytest
+from confluent_kafka import Producer
 
+from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform.kafka import KafkaCluster
+from sparklink.worker.storage.group_offsets import KafkaGroupOffsetStore
 from tests.support.kafka import kafka_cluster
 
 
@@ -56,3 +59,16 @@ def test_a_sink_tasks_lag_on_a_cluster_without_consumer_offsets_counts_from_the_
         print(SinkLag(settings).lags("connect-fresh", [("fresh-lag", 0)]))
     """
     assert run(lag) == "{('fresh-lag', 0): 3}"
+
+
+def test_a_sinks_first_commit_on_a_cluster_without_consumer_offsets_is_stored(fresh_cluster: KafkaCluster) -> None:
+    """The coordinator refuses each partition of the first commits (NOT_COORDINATOR) while the request succeeds;
+    the store sends them again rather than take the request's success for the commit's."""
+    settings = KafkaClientSettings(fresh_cluster.bootstrap_servers)
+    producer = Producer(settings.librdkafka())
+    for _ in range(10):
+        producer.produce("fresh-commit", value=b"x")
+    assert producer.flush(30) == 0
+    store = KafkaGroupOffsetStore(settings)
+    store.commit("connect-fresh", {("fresh-commit", 0): 4})
+    assert store.committed("connect-fresh", [("fresh-commit", 0)]) == {("fresh-commit", 0): 4}

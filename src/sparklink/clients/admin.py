@@ -25,12 +25,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient  # type: ignore[attr-defined]
 
-__all__ = ["RenewingAdmin", "committed_offsets", "outlasted_wait"]
+__all__ = ["RenewingAdmin", "commit_offsets", "committed_offsets", "outlasted_wait", "while_coordinator_moves"]
+T = TypeVar("T")
 
 GroupOffsets = dict[tuple[str, int], tuple[int, str]]
 """(topic, partition) -> (committed offset, its metadata)."""
@@ -113,18 +114,32 @@ def committed_offsets(
     wanted = [TopicPartition(t, p) for t, p in partitions]
     consumer = Consumer({**admin.settings(), "group.id": group, "enable.auto.commit": False})
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                found = consumer.committed(wanted, timeout=max(0.1, deadline - time.monotonic()))
-                break
-            except KafkaException as exc:
-                if _code(exc) not in _COORDINATOR_MOVING or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)  # answered at once while the coordinator is created or moved: ask again
+        found = while_coordinator_moves(lambda left: consumer.committed(wanted, timeout=left), timeout)
     finally:
         consumer.close()
     return {(tp.topic, tp.partition): (int(tp.offset), tp.metadata or "") for tp in found if tp.offset >= 0}
+
+
+def commit_offsets(admin: RenewingAdmin, group: str, offsets: Mapping[tuple[str, int], int], timeout: float) -> None:
+    """Commit `offsets` to the group (which must have no members) through the Admin API, and make sure Kafka
+    took each one: the request's answer carries an error per partition, and a coordinator that is being
+    created or moved refuses them all (NOT_COORDINATOR) while the request as a whole succeeds. Those are sent
+    again for up to `timeout`; any other refusal raises KafkaException naming the partition."""
+    pending = dict(offsets)
+    deadline = time.monotonic() + timeout
+    while pending:
+        partitions = [TopicPartition(t, p, o) for (t, p), o in pending.items()]
+        with admin.request() as client:
+            answer = client.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, partitions)])
+            result = answer[group].result(timeout)
+        refused = {(tp.topic, tp.partition): tp.error for tp in result.topic_partitions or [] if tp.error is not None}
+        for (topic, partition), error in refused.items():
+            if error.code() not in _COORDINATOR_MOVING or time.monotonic() > deadline:
+                refusal = f"committing {topic}-{partition} for consumer group {group}: {error.str()}"
+                raise KafkaException(KafkaError(error.code(), refusal))
+        pending = {tp: pending[tp] for tp in refused if tp in pending}
+        if pending:
+            time.sleep(0.2)
 
 
 _COORDINATOR_MOVING = {
@@ -132,6 +147,20 @@ _COORDINATOR_MOVING = {
     KafkaError.COORDINATOR_NOT_AVAILABLE,
     KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
 }
+
+
+def while_coordinator_moves(call: Callable[[float], T], timeout: float) -> T:
+    """`call(seconds left)`, again every 0.2 s while it raises a coordinator error (the group's coordinator
+    is being created or moved: Kafka answers at once, and the next try finds the new one), for up to
+    `timeout`; then, or on any other error, raises."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return call(max(0.1, deadline - time.monotonic()))
+        except KafkaException as exc:
+            if _code(exc) not in _COORDINATOR_MOVING or time.monotonic() > deadline:
+                raise
+        time.sleep(0.2)
 
 
 def _code(exc: KafkaException) -> int | None:

@@ -213,10 +213,16 @@ class CheckpointEngine:
             request = [ConsumerGroupTopicPartitions(group, wanted)]
             try:
                 with self.target_admin.request() as target:
-                    target.alter_consumer_group_offsets(request)[group].result(TIMEOUT_S)
+                    result = target.alter_consumer_group_offsets(request)[group].result(TIMEOUT_S)
             except KafkaException as exc:
                 # An active group on the target refuses the change; MM2 logs and retries next time.
                 log.warning("Unable to sync offsets for consumer group %s: %s", group, exc)
+                continue
+            # Kafka may refuse each partition while the request succeeds (a coordinator being moved): say so,
+            # and the next sync sends them again.
+            refused = [f"{tp.topic}-{tp.partition}: {tp.error}" for tp in result.topic_partitions or [] if tp.error]
+            if refused:
+                log.warning("Unable to sync offsets for consumer group %s: %s", group, "; ".join(refused))
 
     def close(self) -> None:
         if self.sync_reader is not None:

@@ -13,11 +13,11 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Protocol, TypeVar
 
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from sparklink.api.errors import ConnectError
-from sparklink.clients.admin import RenewingAdmin, committed_offsets
+from sparklink.clients.admin import RenewingAdmin, commit_offsets, committed_offsets, while_coordinator_moves
 from sparklink.clients.settings import KafkaClientSettings
 from sparklink.worker.storage.retry import retrying
 
@@ -145,8 +145,7 @@ class KafkaGroupOffsetStore:
         # Through the store's one admin client: a consumer per commit (a client's threads, connection and
         # coordinator lookup, for one request) took ~60 ms of every sink batch. The group has no members
         # (sink tasks read assigned partitions), which is all OffsetCommit from an admin requires.
-        with self._admin.request() as admin:
-            self._alter(admin, group, positions)
+        self._alter(group, positions)
 
     def alter(self, connector: str, group: str, changes: Mapping[TopicPartitionKey, int | None]) -> None:
         with self._admin.request() as admin:
@@ -156,8 +155,8 @@ class KafkaGroupOffsetStore:
                 # The Admin API of this client has no per-partition offset delete; the group is empty (checked
                 # above), so dropping it and committing back the partitions that stay is equivalent.
                 self._delete_group(admin, group)
-                self._alter(admin, group, {tp: off for tp, off in current.items() if tp not in changes})
-            self._alter(admin, group, {tp: off for tp, off in changes.items() if off is not None})
+                self._alter(group, {tp: off for tp, off in current.items() if tp not in changes})
+            self._alter(group, {tp: off for tp, off in changes.items() if off is not None})
 
     def reset(self, connector: str, group: str) -> None:
         with self._admin.request() as admin:
@@ -166,15 +165,14 @@ class KafkaGroupOffsetStore:
 
     @staticmethod
     def _ensure_no_members(admin: AdminClient, connector: str, group: str, verb: str) -> None:
-        description = admin.describe_consumer_groups([group])[group].result(TIMEOUT)
+        describe = admin.describe_consumer_groups
+        description = while_coordinator_moves(lambda left: describe([group])[group].result(left), TIMEOUT)
         if description.members:
             raise GroupHasMembersError(connector, verb)
 
-    @staticmethod
-    def _alter(admin: AdminClient, group: str, offsets: Mapping[TopicPartitionKey, int]) -> None:
+    def _alter(self, group: str, offsets: Mapping[TopicPartitionKey, int]) -> None:
         if offsets:
-            partitions = [TopicPartition(t, p, o) for (t, p), o in offsets.items()]
-            admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, partitions)])[group].result(TIMEOUT)
+            commit_offsets(self._admin, group, offsets, TIMEOUT)
 
     @staticmethod
     def _delete_group(admin: AdminClient, group: str) -> None:

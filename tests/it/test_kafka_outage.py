@@ -18,7 +18,8 @@ import httpx
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from sparklink.clients.admin import RenewingAdmin, committed_offsets
+from sparklink.clients.admin import RenewingAdmin
+from sparklink.clients.group_offsets import committed_offsets
 from sparklink.clients.settings import KafkaClientSettings
 from sparklink.platform.kafka import KafkaCluster
 from sparklink.worker.assembly import RunningWorker, start_worker

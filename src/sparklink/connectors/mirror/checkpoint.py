@@ -28,7 +28,8 @@ from confluent_kafka import KafkaException
 
 from sparklink.api.connector import Offset, Partition, SourceTask, TaskContext
 from sparklink.api.metrics import MIRROR_DOMAIN, MetricGroup, Window
-from sparklink.clients.admin import RenewingAdmin, committed_offsets
+from sparklink.clients.admin import RenewingAdmin
+from sparklink.clients.group_offsets import committed_offsets
 from sparklink.connectors.mirror import admin, offsets
 from sparklink.connectors.mirror.base import MirrorConnector
 from sparklink.connectors.mirror.config import (

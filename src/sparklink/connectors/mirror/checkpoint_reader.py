@@ -33,7 +33,8 @@ from confluent_kafka import (
 )
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
-from sparklink.clients.admin import RenewingAdmin, committed_offsets
+from sparklink.clients.admin import RenewingAdmin
+from sparklink.clients.group_offsets import committed_offsets
 from sparklink.connectors.mirror import formats
 from sparklink.connectors.mirror.config import (
     CHECKPOINT_DEF,

@@ -257,6 +257,7 @@ class Worker:
             names = list(self._connectors)
         for name in names:
             self.stop_connector(name)
+        self.lag.close()
 
 
 def _connector_class(task_config: Mapping[str, str], connector_config: Mapping[str, str] | None) -> str | None:

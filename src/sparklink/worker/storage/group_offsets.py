@@ -17,7 +17,8 @@ from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from sparklink.api.errors import ConnectError
-from sparklink.clients.admin import RenewingAdmin, commit_offsets, committed_offsets, while_coordinator_moves
+from sparklink.clients.admin import RenewingAdmin
+from sparklink.clients.group_offsets import commit_offsets, committed_offsets, while_coordinator_moves
 from sparklink.clients.settings import KafkaClientSettings
 from sparklink.worker.storage.retry import retrying
 

@@ -29,7 +29,7 @@ from confluent_kafka import KafkaException
 from sparklink.api.connector import Offset, Partition, SourceTask, TaskContext
 from sparklink.api.metrics import MIRROR_DOMAIN, MetricGroup, Window
 from sparklink.clients.admin import RenewingAdmin
-from sparklink.clients.group_offsets import committed_offsets
+from sparklink.clients.group_offsets import offsets_of_groups
 from sparklink.connectors.mirror import admin, offsets
 from sparklink.connectors.mirror.base import MirrorConnector
 from sparklink.connectors.mirror.config import (
@@ -164,20 +164,13 @@ class MirrorCheckpointConnector(MirrorConnector):
         with self.source_admin.request() as source:
             listing = source.list_consumer_groups(request_timeout=admin.TIMEOUT_S).result(admin.TIMEOUT_S)
             candidates = sorted(g.group_id for g in listing.valid if self.group_filter.accepts(g.group_id))
-            out: set[str] = set()
-            if not candidates:
-                return out
-            meta = source.list_topics(timeout=admin.TIMEOUT_S)
-            partitions = [(t, p) for t, info in meta.topics.items() if info.error is None for p in info.partitions]
-            for group in candidates:
-                try:
-                    found = committed_offsets(self.source_admin, group, admin.TIMEOUT_S, partitions)
-                except KafkaException as exc:
-                    log.warning("listing offsets of group %s: %s", group, exc)
-                    continue
-                if any(self.topic_filter.accepts(topic) for topic, _ in found):
-                    out.add(group)
-            return out
+        out: set[str] = set()
+        for group, found in offsets_of_groups(self.source_admin, candidates, admin.TIMEOUT_S).items():
+            if isinstance(found, KafkaException):
+                log.warning("listing offsets of group %s: %s", group, found)
+            elif any(self.topic_filter.accepts(topic) for topic, _ in found):
+                out.add(group)
+        return out
 
 
 class MirrorCheckpointTask(SourceTask):

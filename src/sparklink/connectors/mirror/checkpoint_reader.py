@@ -34,7 +34,7 @@ from confluent_kafka import (
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
 from sparklink.clients.admin import RenewingAdmin
-from sparklink.clients.group_offsets import committed_offsets
+from sparklink.clients.group_offsets import offsets_of_groups
 from sparklink.connectors.mirror import formats
 from sparklink.connectors.mirror.config import (
     CHECKPOINT_DEF,
@@ -147,8 +147,8 @@ class CheckpointEngine:
         out: list[Checkpoint] = []
         if self.emit_every is not None and now >= self.next_emit:
             self.next_emit = now + self.emit_every
-            for group in self.groups:
-                out += self.checkpoints_for_group(group, self._group_offsets(self.source_admin, group))
+            for group, found in self._offsets(self.source_admin, self.groups).items():
+                out += self.checkpoints_for_group(group, found)
         if self.sync_every is not None and now >= self.next_group_sync:
             self.next_group_sync = now + self.sync_every
             try:
@@ -180,24 +180,29 @@ class CheckpointEngine:
         return policy.format_remote_topic(s.source, topic)
 
     @staticmethod
-    def _group_offsets(admin: RenewingAdmin, group: str) -> dict[tuple[str, int], tuple[int, str]]:
-        try:
-            return committed_offsets(admin, group, TIMEOUT_S)
-        except KafkaException as exc:
-            log.error("Error querying offsets for consumer group %s: %s", group, exc)
-            return {}
+    def _offsets(admin: RenewingAdmin, groups: list[str]) -> dict[str, dict[tuple[str, int], tuple[int, str]]]:
+        """Each group's committed offsets ({} for a group Kafka refused, as MM2 logs and goes on)."""
+        out = {}
+        for group, found in offsets_of_groups(admin, groups, TIMEOUT_S).items():
+            if isinstance(found, KafkaException):
+                log.error("Error querying offsets for consumer group %s: %s", group, found)
+                found = {}
+            out[group] = found
+        return out
 
     # ------------------------------------------------------------------ sync.group.offsets
     def sync_group_offsets(self) -> None:
         idle: dict[str, dict[tuple[str, int], tuple[int, str]]] = {}
+        empty = []
         with self.target_admin.request() as target:
             described = target.describe_consumer_groups(self.groups) if self.groups else {}
             for group, future in described.items():
                 try:
                     if future.result(TIMEOUT_S).state == ConsumerGroupState.EMPTY:
-                        idle[group] = self._group_offsets(self.target_admin, group)
+                        empty.append(group)
                 except KafkaException:
                     pass  # unknown on the target: a new group, synced below
+        idle = self._offsets(self.target_admin, empty)
         for group, stored in self.checkpoints.checkpoints.items():
             current = idle.get(group)
             wanted = []

@@ -51,8 +51,8 @@ def committed_offsets(
 
     Asked through a consumer of the group with the admin's settings that never subscribes, so it never
     joins the group: `consumer` (from `group_consumer`, for a caller that asks often), else one made and
-    closed here. Retries while the coordinator is being created or moved, for up to `timeout`; then
-    raises KafkaException (TimeoutError when the metadata is not answered)."""
+    closed here. Retries while the coordinator is being created or moved, for up to `timeout`; then, or when
+    Kafka refuses or does not answer in time (librdkafka's _TIMED_OUT), raises KafkaException."""
     if partitions is None:
         partitions = cluster_partitions(admin, timeout)
     if not partitions:
@@ -71,8 +71,8 @@ def offsets_of_groups(
     admin: RenewingAdmin, groups: Sequence[str], timeout: float
 ) -> dict[str, GroupOffsets | KafkaException]:
     """`committed_offsets` of every partition for each group, several groups at a time: each is one consumer
-    made and closed (~60 ms), and MirrorMaker asks for every group it mirrors. A group Kafka refused maps to
-    the refusal; a time-out raises."""
+    made and closed (~60 ms), and MirrorMaker asks for every group it mirrors. A group Kafka refused (or did
+    not answer for) maps to the KafkaException; a metadata request that fails raises it."""
     if not groups:
         return {}
     partitions = cluster_partitions(admin, timeout)

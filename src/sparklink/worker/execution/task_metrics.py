@@ -230,7 +230,11 @@ class SinkLag:
         except Exception as exc:  # a scrape answers with what it has; the next one asks again
             log.debug("reading the lag of consumer group %s: %s", group, exc)
             if outlasted_wait(exc):
-                self._close(group)  # a new one next time, as for the admin client
+                # A new one next time, as for the admin client. Not closed here: a scrape beside this one may
+                # be reading through it, and librdkafka must not close a consumer under a call in flight; it
+                # is destroyed when the last scrape holding it lets go.
+                with self._lock:
+                    self._consumers.pop(group, None)
             return {}
 
     def _consumer(self, group: str) -> Consumer:

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Protocol, TypeVar
 
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
 from sparklink.api.errors import ConnectError
@@ -108,21 +108,18 @@ class KafkaGroupOffsetStore:
         # answered again, and a sink would never commit again (see sparklink.clients.admin).
         self._admin = RenewingAdmin(clients.librdkafka)
 
-    def _consumer(self, group: str) -> Consumer:
-        # Never subscribes, so it never joins the group: commits go in as a "simple" consumer, and the
-        # group stays EMPTY, which is what offsets alter/reset require.
-        return Consumer(self.clients.librdkafka(**{"group.id": group, "enable.auto.commit": False}))
-
     def read(self, group: str) -> dict[TopicPartitionKey, int]:
-        return self._retrying(f"reading the offsets of consumer group {group}", lambda: self._read_once(group))
-
-    def _read_once(self, group: str) -> dict[TopicPartitionKey, int]:
-        found = committed_offsets(self._admin, group, TIMEOUT)
-        return {tp: offset for tp, (offset, _) in found.items()}
+        return self._retrying(f"reading the offsets of consumer group {group}", lambda: self._offsets(group, None))
 
     def committed(self, group: str, partitions: list[TopicPartitionKey]) -> dict[TopicPartitionKey, int]:
         what = f"reading the committed offsets of consumer group {group}"
-        return self._retrying(what, lambda: self._committed_once(group, partitions))
+        return self._retrying(what, lambda: self._offsets(group, partitions))
+
+    def _offsets(self, group: str, partitions: list[TopicPartitionKey] | None) -> dict[TopicPartitionKey, int]:
+        # Through a consumer of the group that never subscribes, so never joins it (the group stays EMPTY,
+        # which offsets alter/reset require); never the admin's OffsetFetch (sparklink.clients.group_offsets).
+        found = committed_offsets(self._admin, group, TIMEOUT, partitions)
+        return {tp: offset for tp, (offset, _) in found.items()}
 
     def _retrying(self, what: str, attempt: Callable[[], T]) -> T:
         def failure(error: BaseException, gave_up: bool) -> str:
@@ -133,14 +130,6 @@ class KafkaGroupOffsetStore:
             )
 
         return retrying(attempt, RETRY_TIMEOUT, failure, what)
-
-    def _committed_once(self, group: str, partitions: list[TopicPartitionKey]) -> dict[TopicPartitionKey, int]:
-        consumer = self._consumer(group)
-        try:
-            got = consumer.committed([TopicPartition(t, p) for t, p in partitions], timeout=TIMEOUT)
-            return {(tp.topic, tp.partition): tp.offset for tp in got if tp.offset >= 0}
-        finally:
-            consumer.close()
 
     def commit(self, group: str, positions: Mapping[TopicPartitionKey, int]) -> None:
         # Through the store's one admin client: a consumer per commit (a client's threads, connection and

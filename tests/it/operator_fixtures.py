@@ -211,6 +211,11 @@ class OperatorProcess:
     def worker_log(self, kind: str, name: str) -> Path:
         return self.state_dir / "workers" / self.namespace / kind / name / "worker.log"
 
+    def worker_pid(self, kind: str, name: str) -> int:
+        """The pid of a group's first worker, as its host recorded it (0 when none runs)."""
+        record = self.state_dir / "workers" / self.namespace / kind / name / "worker.json"
+        return int(json.loads(record.read_text()).get("pid", 0)) if record.is_file() else 0
+
     def files_dir(self, kind: str, name: str) -> Path:
         """The only directory the file connectors of a group's workers may read and write."""
         return self.state_dir / "workers" / self.namespace / kind / name / "files"

@@ -527,7 +527,7 @@ def test_offsets_list_alter_reset_for_a_source_and_a_sink_with_every_bad_input_h
 
 
 def test_more_replicas_than_one_run_one_group_of_workers_that_share_the_tasks(
-    kubeobj: Kube, connect: str, rest: httpx.Client
+    kubeobj: Kube, connect: str, rest: httpx.Client, operator_process: OperatorProcess
 ) -> None:
     def scaled_to(replicas: int) -> Any:
         return lambda o: (
@@ -536,8 +536,12 @@ def test_more_replicas_than_one_run_one_group_of_workers_that_share_the_tasks(
             and o["status"].get("observedGeneration") == o["metadata"]["generation"]
         )
 
+    first_worker = operator_process.worker_pid("KafkaConnect", CONNECT)
+    assert first_worker, "the group's first worker runs"
     obj = kubeobj.spec("KafkaConnect", CONNECT, replicas=2)
     obj = kubeobj.wait("KafkaConnect", CONNECT, scaled_to(2), "two workers", timeout=300)
+    # Scaling starts a worker beside the first and leaves the first running (a single worker is a group too).
+    assert operator_process.worker_pid("KafkaConnect", CONNECT) == first_worker
     assert not conditions(obj, "Warning")
     assert obj["status"]["url"] == connect
     name = unique("spread")
@@ -564,6 +568,7 @@ def test_more_replicas_than_one_run_one_group_of_workers_that_share_the_tasks(
     wait_for(lambda: rest.get(f"{connect}/connectors/{name}", timeout=30).status_code == 404, 120, "deleted")
     kubeobj.spec("KafkaConnect", CONNECT, replicas=1)
     kubeobj.wait("KafkaConnect", CONNECT, scaled_to(1), "back to one worker", timeout=300)
+    assert operator_process.worker_pid("KafkaConnect", CONNECT) == first_worker
 
 
 def test_the_operator_adds_nothing_strimzi_would_not(

@@ -99,15 +99,18 @@ def test_kubernetes_objects_carry_strimzis_names_and_an_owner_reference() -> Non
     for obj in objects.values():
         assert obj["metadata"]["ownerReferences"] == [connect.owner_reference(controller=True)]
     assert objects["Deployment"]["spec"]["replicas"] == 1
-    assert "sparklink.worker.mode" not in objects["ConfigMap"]["data"]["kafka-connect.properties"]
 
 
-def test_replicas_above_one_make_one_distributed_group_whose_pods_advertise_their_own_address() -> None:
-    connect = dataclasses.replace(
-        resource("kafka-connect.yaml"), spec={**resource("kafka-connect.yaml").spec, "replicas": 3}
-    )
+def test_any_replica_count_makes_one_distributed_group_whose_pods_advertise_their_own_address() -> None:
+    def scaled(replicas: int) -> Resource:
+        spec = {**resource("kafka-connect.yaml").spec, "replicas": replicas}
+        return dataclasses.replace(resource("kafka-connect.yaml"), spec=spec)
+
+    one, connect = workers.from_resource(scaled(1)), scaled(3)
     settings = workers.from_resource(connect)
-    assert settings.properties()["sparklink.worker.mode"] == "distributed"
+    assert one.properties()["sparklink.worker.mode"] == settings.properties()["sparklink.worker.mode"] == "distributed"
+    # The replica count is no worker setting: scaling between one worker and more restarts none of them.
+    assert one.properties() == settings.properties() and one.fingerprint() == settings.fingerprint()
     objects = desired_objects(connect, settings, "img")
     assert objects["Deployment"]["spec"]["replicas"] == 3
     assert "sparklink.worker.mode=distributed" in objects["ConfigMap"]["data"]["kafka-connect.properties"]

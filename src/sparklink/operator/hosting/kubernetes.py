@@ -9,8 +9,8 @@ The group's REST certificates (`model.rest_tls`) are kept in two Secrets owned b
 (the group's CA, cert and key: the operator's alone) and `-rest-certs` (the worker's key store, trust store
 and the CA certificate, mounted by the pods); they are read back at each reconcile and kept while they
 serve, and a renewal changes the Deployment's annotation, which rolls the pods.
-With `spec.replicas` above 1 the pods form one distributed group (`WorkerSettings.properties`); each
-listens on and advertises its pod IP so the others can forward requests to it.
+The pods form one distributed group, a single pod too (`WorkerSettings.properties`); each listens on
+and advertises its pod IP so the others can forward requests to it.
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@ worker's worker.properties, log and `worker.json` (pid, port, settings fingerpri
 `spec.tls` / `spec.authentication` a `credentials/` directory (0700) of the Secrets' material (files 0600,
 read by the worker through its settings and a directory config provider, so no secret is in
 worker.properties); worker
-n > 0 of `spec.replicas` has the same files under `replica-<n>/`. More than one replica form one
-distributed group on the resource's `group.id` (see `WorkerSettings.properties`); scaling up starts
-workers, scaling down stops the highest-numbered ones (a clean leave, so the group rebalances).
+n > 0 of `spec.replicas` has the same files under `replica-<n>/`. The replicas form one distributed
+group on the resource's `group.id`, one replica too (see `WorkerSettings.properties`); scaling up starts
+workers, scaling down stops the highest-numbered ones (a clean leave, so the group rebalances), and
+neither restarts the workers that stay.
 Workers live in their own sessions, so they outlive an operator that crashes, as pods outlive a crashed
 Strimzi operator; the next operator adopts a live worker whose settings still match instead of starting
 a second one on the same group. A settings change restarts the workers on the same ports. A worker that

@@ -85,11 +85,12 @@ class WorkerSettings:
     def properties(self) -> dict[str, str]:
         """Connect worker properties (what a worker.properties file or a ConfigMap holds).
 
-        More than one replica makes the workers one distributed group on `group.id`; a single worker
-        stays standalone on the same topics (so going from 1 to N replicas restarts the first worker)."""
+        Every replica count runs one distributed group on `group.id`, as Strimzi's Connect does: a single
+        worker is a group of one, so scaling between one replica and more starts or stops workers and
+        leaves the running ones alone (the replica count is not a worker setting)."""
         return {
             **self.config,
-            **({DISTRIBUTED_MODE: "distributed"} if self.replicas > 1 else {}),
+            DISTRIBUTED_MODE: "distributed",
             "bootstrap.servers": self.bootstrap_servers,
             "group.id": self.group_id,
             "config.storage.topic": self.config_topic,

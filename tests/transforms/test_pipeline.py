@@ -116,6 +116,18 @@ def test_a_floating_source_value_is_written_as_each_converter_writes_it(spark: A
         assert sorted(bytes(r["value"]) for r in rows) == sorted(expected), config
 
 
+def test_json_converter_writes_a_source_string_with_invalid_utf8_as_java_would(spark: Any) -> None:
+    """A Spark string may hold any bytes (a cast of raw bytes); Java's would hold U+FFFD for each invalid
+    sequence, and JsonConverter writes that, in a string value and in a struct's field alike."""
+    source = spark.sql(
+        "SELECT 't' AS topic, CAST(X'6F6BFF20C3' AS STRING) AS key, named_struct('s', CAST(X'C328' AS STRING)) AS value"
+    )
+    config = {"key.converter": JSON, "key.converter.schemas.enable": "false", **SCHEMALESS}
+    (row,) = compile_pipeline(config, {}, "source").run(source).records.select("key", "value").collect()
+    assert bytes(row["key"]) == json.dumps("ok\ufffd \ufffd", ensure_ascii=False).encode()
+    assert bytes(row["value"]) == json.dumps({"s": "\ufffd("}, ensure_ascii=False, separators=(",", ":")).encode()
+
+
 def test_bytes_that_are_not_utf8_are_read_as_java_reads_them(spark: Any) -> None:
     """StringConverter replaces each invalid sequence with U+FFFD, as Java's `new String(bytes, UTF_8)`
     does, and never fails the batch; to JsonConverter such bytes are malformed input, an errant record

@@ -180,7 +180,7 @@ class JsonConverter(Converter):
         if datum.json is None and datum.kind == "string":
             payload = x.json_string(datum.col)
         if not self.schemas_enabled:
-            return f"encode({payload}, 'UTF-8')", None
+            return x.json_bytes(payload), None
         schema = f"to_json({datum.schema})" if datum.schema is not None else "CAST(NULL AS STRING)"
         envelope = x.concat(
             """'{"schema":'""",
@@ -189,7 +189,7 @@ class JsonConverter(Converter):
             f"coalesce({payload}, 'null')",
             "'}'",
         )
-        return x.when(f"NOT ({datum.col} IS NULL AND {schema} IS NULL)", f"encode({envelope}, 'UTF-8')"), None
+        return x.when(f"NOT ({datum.col} IS NULL AND {schema} IS NULL)", x.json_bytes(envelope)), None
 
 
 class SimpleHeaderConverter(Converter):

@@ -61,7 +61,8 @@ class Datum:
     kind: Kind
     schema: str | None = None
     json: str | None = None
-    """The value's JSON text when it is cheaper than `col` (a source's struct column, untransformed)."""
+    """The value's JSON text when it is cheaper than `col` (a source's struct column, untransformed): text
+    Spark wrote (`to_json`, or the cast of a number), so valid UTF-8, which JsonConverter casts to bytes."""
     shape: Shape | None = None
     """Set while the value is still a typed struct of known fields (see Shape)."""
 

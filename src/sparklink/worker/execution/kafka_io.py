@@ -18,6 +18,7 @@ from sparklink.api.connector import RECORDS_METRIC
 from sparklink.api.task_config import MICRO_BATCH_FETCH_WAIT_MS, SINK_READ_CONSUMER, TaskSettings
 from sparklink.clients.admin import RenewingAdmin
 from sparklink.clients.settings import KafkaClientSettings
+from sparklink.worker.transforms.frames import select_sql
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, DataFrameWriter, SparkSession
@@ -96,8 +97,10 @@ def write_observed(
 def sink_input(frame: DataFrame, leave_out: tuple[str, ...] = ()) -> tuple[DataFrame, dict[str, str]]:
     """The columns of `frame` that Spark's Kafka sink reads (those of KAFKA_COLUMNS it has, less
     `leave_out`), and the sink options they need: `includeHeaders` when a `headers` column goes along."""
-    columns = [c for c in KAFKA_COLUMNS if c in frame.columns and c not in leave_out]
-    return frame.select(*columns), ({"includeHeaders": "true"} if "headers" in columns else {})
+    present = frame.columns
+    columns = [c for c in KAFKA_COLUMNS if c in present and c not in leave_out]
+    selected = select_sql(frame, [f"`{c}`" for c in columns])
+    return selected, ({"includeHeaders": "true"} if "headers" in columns else {})
 
 
 def _writer(batch: DataFrame, producer: KafkaClientSettings) -> DataFrameWriter:

@@ -27,7 +27,16 @@ from sparklink.worker import connector_config as keys
 from sparklink.worker.transforms import catalog, enrichment, errors
 from sparklink.worker.transforms import exprs as x
 from sparklink.worker.transforms.converters import ByteArrayConverter, Converter
-from sparklink.worker.transforms.frames import ERROR, ORIGINAL, Op, barrier, materialize, output, source_datum
+from sparklink.worker.transforms.frames import (
+    ERROR,
+    ORIGINAL,
+    Op,
+    barrier,
+    materialize,
+    output,
+    select_sql,
+    source_datum,
+)
 from sparklink.worker.transforms.json_text import VALUE_TEXT, chain_edits, edited_text, sink_text
 from sparklink.worker.transforms.predicates import Predicate
 from sparklink.worker.transforms.record import KEY_CONVERTER, NO_ERROR, VALUE_CONVERTER, Datum, Rec, Side
@@ -310,10 +319,10 @@ class Pipeline:
         if rec.error == NO_ERROR and rec.drop == "false":
             # Nothing can fail or be dropped: the records are the outputs, with no error columns to
             # split on and drop again (each DataFrame step is analysed in the JVM, once per batch).
-            return (lambda frame: frame.selectExpr(*outputs)), False
+            return (lambda frame: select_sql(frame, outputs)), False
         selected = [*outputs, f"{rec.error} AS {ERROR}", f"{original} AS {ORIGINAL}"]
         kept = f"NOT {rec.drop} OR {rec.error} IS NOT NULL"
-        return (lambda frame: barrier(frame, kept).selectExpr(*selected)), True
+        return (lambda frame: select_sql(barrier(frame, kept), selected)), True
 
     def _split(self, done: DataFrame, may_fail: bool) -> Outcome:
         if not may_fail:

@@ -1,5 +1,6 @@
-"""The named columns a compiled pipeline passes from step to step, and how Spark values become Connect
-data. Caller: pipeline and sql_step.
+"""The named columns a compiled pipeline passes from step to step, how Spark values become Connect
+data, and the select that sends a step's expressions to the JVM at once (`select_sql`). Caller: pipeline
+and sql_step; `select_sql` also kafka_io.
 
 Each step selects the record's expressions under the fixed names below, so the next step builds on
 names instead of ever-growing expressions and Spark keeps one plan of collapsible projections.

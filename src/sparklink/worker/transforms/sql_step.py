@@ -22,6 +22,7 @@ from sparklink.worker.transforms.frames import (
     barrier,
     materialize,
     output,
+    select_sql,
     sql_datum,
 )
 from sparklink.worker.transforms.record import NO_ERROR, Rec, Side, unify
@@ -55,11 +56,11 @@ def sql_step(frame: DataFrame, rec: Rec, alias: str, transform: SqlTransform, si
         raise sql_guard.SqlRefused(f"The SQL statement of transform '{alias}' is refused: {refused}")
 
     def query(current: DataFrame) -> DataFrame:
-        view = barrier(current, f"{ERROR} IS NULL AND NOT {DROP}").selectExpr(*view_columns)
+        view = select_sql(barrier(current, f"{ERROR} IS NULL AND NOT {DROP}"), view_columns)
         view.createOrReplaceTempView(transform.view)
         out = view.sparkSession.sql(transform.query())
         if ORIGINAL not in out.columns:
-            out = out.selectExpr("*", f"CAST(NULL AS {original_type}) AS {ORIGINAL}")
+            out = select_sql(out, ["*", f"CAST(NULL AS {original_type}) AS {ORIGINAL}"])
         return out
 
     sample = query(frame)

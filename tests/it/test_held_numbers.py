@@ -61,3 +61,23 @@ def test_a_datagen_task_holds_its_id_position_and_limit_rather_than_literals(spa
     )
     DatagenTask().stream(ctx)
     assert sorted(asked) == [(3, "int"), (41, "bigint"), (500, "bigint")]
+
+
+def test_two_datagen_tasks_at_different_positions_generate_the_same_code(spark: Any, tmp_path: Any) -> None:
+    """Each task's id, start and key prefix reach the generated code by reference, so a fail-over that
+    starts task 3 where task 0 ran compiles nothing new."""
+    from sparklink.api.connector import TaskContext
+    from sparklink.connectors.datagen import DatagenTask
+
+    held = held_numbers(spark)
+    assert held is not None
+
+    def code(task: int, position: int) -> list[str]:
+        config = {"topic": "t", "records.per.second": "10", "task.rate": "5", "task.records": "500"}
+        resume = [({"task": task}, {"position": position})]
+        ctx = TaskContext("gen", task, config, spark, resume=resume, checkpoint=str(tmp_path / str(task)), held=held)
+        return _generated_code(spark, DatagenTask().stream(ctx))
+
+    first = code(0, 7)
+    assert "references[" in "".join(first)
+    assert first == code(3, 2**33)

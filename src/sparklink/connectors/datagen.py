@@ -168,7 +168,9 @@ class DatagenTask(SourceTask, DirectSource):
         if fail_after >= 0 and int(parsed["fail.task"]) in (-1, ctx.task_id):
             message = f"datagen task {ctx.task_id} failing at seq {fail_after} (fail.after.records)"
             value = f"CASE WHEN seq >= {fail_after} THEN raise_error('{message}') ELSE {value} END"
-        key = "concat(CAST(task AS STRING), '-', CAST(seq AS STRING))" if parsed["key.shape"] == "seq" else "NULL"
+        # The prefix is a string literal: Spark's generated code refers to a string literal instead of
+        # writing it in, so every task still shares one compiled stage, and no record casts its task id.
+        key = f"concat('{ctx.task_id}-', CAST(seq AS STRING))" if parsed["key.shape"] == "seq" else "NULL"
         return rows.selectExpr("topic", f"CAST({key} AS STRING) AS key", f"{value} AS value", "seq")
 
     def batch_offsets(self, batch: DataFrame) -> list[tuple[Partition, Offset]]:

@@ -6,14 +6,29 @@
 #   2. Debian's PostgreSQL server (initdb, postgres), which the JDBC connector tests start on loopback, and
 #      Debian's Chromium, which the browser tests drive headless;
 #   3. etcd, kube-apiserver and kube-controller-manager, built from the Go module proxy into .cache/kube/bin
-#      (scripts/kube-binaries.sh; minutes the first time, seconds after): the local Kubernetes API server
-#      of the operator tests. SPARKLINK_SKIP_KUBE=1 skips it; those tests then fail saying what to run.
+#      (scripts/kube-binaries.sh; minutes the first time, seconds after, side by side with 1 and 2): the
+#      local Kubernetes API server of the operator tests. SPARKLINK_SKIP_KUBE=1 skips it; those tests then
+#      fail saying what to run.
 # `make demo` needs none of them. Idempotent: a second run installs and builds nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .cache
 
 say() { printf '\033[1;34m[bootstrap]\033[0m %s\n' "$*"; }
+
+# The Go builds are minutes of CPU the first time, while the jar downloads and the apt installs below
+# mostly wait on the network: they run side by side, and this script waits for the builds at its end.
+# (Up to date, the builds' step takes a second and prints one line.)
+kube_pid=""
+if [[ "${SPARKLINK_SKIP_KUBE:-}" == 1 ]]; then
+  say "skipping the Kubernetes binaries (SPARKLINK_SKIP_KUBE=1)"
+else
+  bash scripts/kube-binaries.sh &
+  kube_pid=$!
+  # A failed step below exits this script: the builds stop with it instead of running on unattended.
+  # (Its children first: once it is gone they are no longer its children to find.)
+  trap '[[ -z "$kube_pid" ]] || kill "$kube_pid" $(pgrep -P "$kube_pid") 2>/dev/null || true' EXIT
+fi
 
 bash scripts/fetch-jars.sh kafka-peers plugins
 
@@ -56,8 +71,9 @@ else
   fi
 fi
 
-if [[ "${SPARKLINK_SKIP_KUBE:-}" == 1 ]]; then
-  say "skipping the Kubernetes binaries (SPARKLINK_SKIP_KUBE=1)"
-else
-  bash scripts/kube-binaries.sh
+if [[ -n "$kube_pid" ]]; then
+  status=0
+  wait "$kube_pid" || status=$?
+  kube_pid=""
+  exit $status
 fi

@@ -189,7 +189,7 @@ class JsonConverter(Converter):
             f"coalesce({payload}, 'null')",
             "'}'",
         )
-        return x.when(f"NOT ({datum.col} IS NULL AND {schema} IS NULL)", x.json_bytes(envelope)), None
+        return x.when(f"isnotnull({datum.col}) OR isnotnull({schema})", x.json_bytes(envelope)), None
 
 
 class SimpleHeaderConverter(Converter):

@@ -81,7 +81,7 @@ def json_bytes(json: str) -> str:
     (Jackson writes through Java strings, which hold none of the invalid sequences `encode` replaces), so
     its bytes are the cast's, without `encode`'s check of every value: 6% of the JVM's samples for a source
     with JsonConverter and bench.transforms' chain (JFR)."""
-    return f"CAST({json} AS BINARY)"
+    return f"binary({json})"  # the cast, in the form the parser reads without looking ahead (see `when`)
 
 
 JSON_VARIANT = "sparklink_json_variant"
@@ -224,13 +224,23 @@ def to_variant(expr: str) -> str:
 
 
 def case(*branches: tuple[str, str], otherwise: str | None = None) -> str:
+    """The first branch's value whose condition holds, else `otherwise` (else NULL). One branch is written
+    as `when` writes it; several as a CASE, which Spark's code generation splits into methods where a
+    nest of `if` calls would make one that the JIT refuses to compile (over 8,000 bytes of bytecode)."""
+    if len(branches) == 1:
+        return when(*branches[0], otherwise=otherwise)
     body = " ".join(f"WHEN {cond} THEN {value}" for cond, value in branches)
     tail = f" ELSE {otherwise}" if otherwise is not None else ""
     return f"CASE {body}{tail} END"
 
 
 def when(cond: str, value: str, otherwise: str | None = None) -> str:
-    return case((cond, value), otherwise=otherwise)
+    """`value` where `cond` holds, else `otherwise` (else NULL), as an `if` call: Spark's parser reads a
+    CASE, a CAST or a bare parenthesis to its end before it knows what it started, so each one wrapped
+    around another re-reads all it holds. A MaskField of 16 fields, on the general path with a schema,
+    took 15 s the first time a JVM parsed its 69 KB of SQL (ANTLR building its prediction cache for
+    the 16,000 tokens it read ahead at a time), not 0.3 s; a function call is known by its name and `(`."""
+    return f"if({cond}, {value}, {otherwise if otherwise is not None else 'NULL'})"
 
 
 def concat(*parts: str) -> str:
@@ -239,7 +249,7 @@ def concat(*parts: str) -> str:
 
 def is_null(v: str) -> str:
     """Connect null: SQL NULL or a JSON null inside a VARIANT."""
-    return f"({v} IS NULL OR coalesce(is_variant_null({v}), false))"
+    return f"if(isnull({v}), true, is_variant_null({v}))"  # never NULL: is_variant_null(NULL) is false
 
 
 def kind(v: str) -> str:
@@ -269,7 +279,7 @@ def json_string(s: str) -> str:
 
 def string_of(v: str) -> str:
     """Text of a VARIANT: a string as itself, anything else as its JSON (Spark's VARIANT to STRING cast)."""
-    return f"CAST({v} AS STRING)"
+    return f"string({v})"  # the cast, in the form the parser reads without looking ahead (see `when`)
 
 
 def java_class(v: str) -> str:

@@ -103,7 +103,7 @@ class Datum:
         return f"{x.OBJECT_GET}({self.variant()}, {name})"
 
     def is_null(self) -> str:
-        return f"({self.col} IS NULL)"
+        return f"isnull({self.col})"
 
     def java_class(self) -> str:
         if self.kind == "string":

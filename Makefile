@@ -2,8 +2,9 @@
 #   make demo   # local Kafka + worker + datagen connector; DURATION=<seconds> bounds it
 #   make test   # lint, type-check and the test suite against a real Kafka broker and real Spark
 # `bootstrap` is what every command runs on (.venv, the Maven jars, our javac builds); `test-deps` adds what
-# only the tests need (Debian's PostgreSQL, the Kubernetes binaries built from Go), after lint and type checks.
-.PHONY: demo test bootstrap test-deps lint typecheck bench clean
+# only the tests need (Debian's PostgreSQL, the Kubernetes binaries built from Go), after lint and type checks
+# (the Go builds start at the beginning of `make test`).
+.PHONY: demo test test-steps bootstrap test-deps lint typecheck bench clean
 
 PY := .venv/bin/python
 
@@ -24,8 +25,13 @@ lint: bootstrap
 typecheck: bootstrap
 	@.venv/bin/mypy
 
-# tests/unit runs in a second pytest process beside the rest (scripts/run-tests.sh; SPARKLINK_SERIAL_TESTS=1: one).
-test: bootstrap lint typecheck test-deps
+# The Go builds of test-deps start first, beside every step (scripts/beside-kube-builds.sh): on a fresh machine
+# they take longest. tests/unit runs in a second pytest process beside the rest (scripts/run-tests.sh;
+# SPARKLINK_SERIAL_TESTS=1: one).
+test:
+	@bash scripts/beside-kube-builds.sh $(MAKE) --no-print-directory test-steps
+
+test-steps: bootstrap lint typecheck test-deps
 	@bash scripts/run-tests.sh $(PYTEST_ARGS)
 
 bench: bootstrap

@@ -5,8 +5,8 @@
 # Maven downloads: started first, and at a lower CPU priority so the steps ahead of the tests keep the
 # cores they need, they are done minutes sooner. scripts/test-deps.sh still runs kube-binaries.sh: it
 # waits on the build's lock, finds the binaries built and goes on, or builds (and reports) itself if
-# this early build failed. Up to date, nothing starts. Whatever happens to the command, the builds stop
-# with this script: they never run on unattended.
+# this early build failed. Up to date, the early run prints one line and exits. Whatever happens to the
+# command, the builds stop with this script: they never run on unattended.
 # Usage: scripts/beside-kube-builds.sh COMMAND [ARGS...]   (SPARKLINK_SKIP_KUBE=1: just the command)
 set -uo pipefail
 cd "$(dirname "$0")/.."

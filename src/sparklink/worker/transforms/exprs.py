@@ -225,8 +225,8 @@ def to_variant(expr: str) -> str:
 
 def case(*branches: tuple[str, str], otherwise: str | None = None) -> str:
     """The first branch's value whose condition holds, else `otherwise` (else NULL). One branch is written
-    as `when` writes it; several as a CASE, which Spark's code generation splits into methods where a
-    nest of `if` calls would make one that the JIT refuses to compile (over 8,000 bytes of bytecode)."""
+    as `when` writes it; several stay a CASE, which Spark's code generation splits into methods: a nest of
+    `if` calls is generated inline and could make a method too large for the JIT (not measured here)."""
     if len(branches) == 1:
         return when(*branches[0], otherwise=otherwise)
     body = " ".join(f"WHEN {cond} THEN {value}" for cond, value in branches)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,35 @@ def test_a_managed_ca_is_only_installed_never_made_or_renewed(tmp_path: Path) ->
     inside_window = dt.datetime.now(dt.UTC) + dt.timedelta(days=20)
     assert managed.ensure_ca(now=inside_window) == authority
     assert managed.ca_key.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_certificate_beside_another_certificates_key_is_issued_again(tmp_path: Path) -> None:
+    """A pair left mismatched (two issuers racing, a crash between the two files) is no pair a client can
+    use: the next ensure issues a new one instead of keeping it because the certificate alone looks valid."""
+    cluster = ClusterCa(tmp_path / "tls", "demo")
+    paths = cluster.ensure_client("app")
+    cluster.ensure_client("other").key.replace(paths.key)
+    assert not ca.key_matches(paths.cert.read_bytes(), paths.key.read_bytes())
+    again = cluster.ensure_client("app")
+    assert ca.key_matches(again.cert.read_bytes(), again.key.read_bytes())
+    assert again.keystore.read_bytes() == again.key.read_bytes() + again.cert.read_bytes()
+
+
+def test_threads_ensuring_one_certificate_at_once_end_with_one_matching_pair(tmp_path: Path) -> None:
+    cluster = ClusterCa(tmp_path / "tls", "demo")
+    cluster.ensure_ca()
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda _: cluster.ensure_client("platform"), range(8)))
+    paths = cluster.client("platform")
+    assert ca.key_matches(paths.cert.read_bytes(), paths.key.read_bytes())
+    assert paths.keystore.read_bytes() == paths.key.read_bytes() + paths.cert.read_bytes()
+
+
+def test_secrets_are_written_owner_only_and_replaced_whole(tmp_path: Path) -> None:
+    path = tmp_path / "secret.key"
+    path.write_bytes(b"old")
+    inode = path.stat().st_ino
+    ca.write_private(path, b"new")
+    assert path.read_bytes() == b"new" and path.stat().st_mode & 0o777 == 0o600
+    assert path.stat().st_ino != inode  # a new file renamed over the old: no reader sees it half-written
+    assert [p.name for p in tmp_path.iterdir()] == ["secret.key"]  # no temporary file left

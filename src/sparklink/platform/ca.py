@@ -19,9 +19,12 @@ EC leaf carries no keyEncipherment usage, which ECDSA keys cannot do.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import enum
 import ipaddress
+import os
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,9 +63,9 @@ class Issued:
         return x509.load_pem_x509_certificate(self.cert_pem)
 
     def write(self, cert_path: Path, key_path: Path) -> None:
-        cert_path.parent.mkdir(parents=True, exist_ok=True)
-        cert_path.write_bytes(self.cert_pem)
+        """Key first, then certificate, each replaced whole: a reader never sees half a file."""
         write_private(key_path, self.key_pem)
+        _replace(cert_path, self.cert_pem, 0o644)
 
     @classmethod
     def read(cls, cert_path: Path, key_path: Path) -> Issued:
@@ -266,8 +269,33 @@ def _san(host: str) -> x509.GeneralName:
 
 
 def write_private(path: Path, data: bytes) -> None:
-    """Write a secret readable by its owner only (created 0600 before anything is in it)."""
+    """Write a secret readable by its owner only (0600 before anything is in it), replacing the file whole."""
+    _replace(path, data, 0o600)
+
+
+def key_matches(cert_pem: bytes, key_pem: bytes) -> bool:
+    """True when `key_pem` is the private key of the certificate's public key (a usable pair)."""
+    try:
+        key = serialization.load_pem_private_key(key_pem, password=None)
+    except (ValueError, TypeError):
+        return False
+    spki = serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    public = x509.load_pem_x509_certificate(cert_pem).public_key()
+    return key.public_key().public_bytes(*spki) == public.public_bytes(*spki)
+
+
+def _replace(path: Path, data: bytes, mode: int) -> None:
+    """Write `data` to a new file beside `path` (created with `mode`) and rename it over `path`: readers (a
+    broker loading its keystore, a client reading its certificate) see the old content or the new, never a
+    truncated file, and a crash mid-write leaves the old one."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.touch(mode=0o600, exist_ok=True)
-    path.chmod(0o600)
-    path.write_bytes(data)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

@@ -20,6 +20,7 @@ never made or renewed here.
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,10 @@ from cryptography import x509
 from sparklink.platform import ca
 
 ROLLER_NAME = "sparklink-roller"
+# Every check-then-write of this process's certificate files, one at a time: the operator's threads (a Kafka's
+# reconcile, its users' reconciles, the roller) ensure the same client certificate at once, and two issuers
+# writing one pair could leave one's certificate beside the other's key.
+_WRITING = threading.RLock()
 
 
 @dataclass(frozen=True)
@@ -78,33 +83,37 @@ class ClusterCa:
 
     def install(self, authority: ca.Issued) -> bool:
         """Write a managed CA's certificate and key (the key 0600); True when they changed."""
-        if (
-            self.ca_cert.exists()
-            and self.ca_key.exists()
-            and self.ca_cert.read_bytes() == authority.cert_pem
-            and self.ca_key.read_bytes() == authority.key_pem
-        ):
-            return False
-        authority.write(self.ca_cert, self.ca_key)
-        return True
+        with _WRITING:
+            if (
+                self.ca_cert.exists()
+                and self.ca_key.exists()
+                and self.ca_cert.read_bytes() == authority.cert_pem
+                and self.ca_key.read_bytes() == authority.key_pem
+            ):
+                return False
+            authority.write(self.ca_cert, self.ca_key)
+            return True
 
     def ensure_ca(self, now: dt.datetime | None = None) -> ca.Issued:
         """The CA, made on first use; its certificate is re-signed with the same key inside the renewal window.
         A managed CA is only read (its owner installs and renews it)."""
-        if self.managed:
+        with _WRITING:
+            if self.managed:
+                if not (self.ca_cert.exists() and self.ca_key.exists()):
+                    raise FileNotFoundError(
+                        f"the {self.label} in {self.tls_dir} is managed by its owner and not installed"
+                    )
+                return ca.Issued.read(self.ca_cert, self.ca_key)
             if not (self.ca_cert.exists() and self.ca_key.exists()):
-                raise FileNotFoundError(f"the {self.label} in {self.tls_dir} is managed by its owner and not installed")
-            return ca.Issued.read(self.ca_cert, self.ca_key)
-        if not (self.ca_cert.exists() and self.ca_key.exists()):
-            issued = ca.new_ca(f"{self.label} {self.cluster_name}", validity_days=self.validity_days, now=now)
-            issued.write(self.ca_cert, self.ca_key)
-            return issued
-        current = ca.Issued.read(self.ca_cert, self.ca_key)
-        if ca.needs_renewal(current.cert_pem, self.renewal_days, now):
-            renewed = ca.renew_ca(current, validity_days=self.validity_days, now=now)
-            renewed.write(self.ca_cert, self.ca_key)
-            return renewed
-        return current
+                issued = ca.new_ca(f"{self.label} {self.cluster_name}", validity_days=self.validity_days, now=now)
+                issued.write(self.ca_cert, self.ca_key)
+                return issued
+            current = ca.Issued.read(self.ca_cert, self.ca_key)
+            if ca.needs_renewal(current.cert_pem, self.renewal_days, now):
+                renewed = ca.renew_ca(current, validity_days=self.validity_days, now=now)
+                renewed.write(self.ca_cert, self.ca_key)
+                return renewed
+            return current
 
     def ensure_node(self, node_id: int, hosts: tuple[str, ...] = (), now: dt.datetime | None = None) -> CertPaths:
         """A node agent's server certificate for loopback, localhost, the node's name and `hosts`."""
@@ -146,9 +155,10 @@ class ClusterCa:
         return f"User:CN={common_name},O={ca.ORGANIZATION}"
 
     def _write_keystore(self, paths: CertPaths) -> None:
-        content = paths.key.read_bytes() + paths.cert.read_bytes()
-        if not paths.keystore.exists() or paths.keystore.read_bytes() != content:
-            ca.write_private(paths.keystore, content)
+        with _WRITING:
+            content = paths.key.read_bytes() + paths.cert.read_bytes()
+            if not paths.keystore.exists() or paths.keystore.read_bytes() != content:
+                ca.write_private(paths.keystore, content)
 
     def _ensure_leaf(
         self,
@@ -160,27 +170,29 @@ class ClusterCa:
         client: bool,
         now: dt.datetime | None,
     ) -> None:
-        authority = self.ensure_ca(now)
-        if paths.cert.exists() and paths.key.exists():
-            pem = paths.cert.read_bytes()
-            if (
-                ca.signed_by(pem, authority.cert_pem)
-                and not ca.needs_renewal(pem, self.renewal_days, now)
-                and not ca.issued_before(pem, authority.cert_pem)
-                and set(hosts) <= _sans(pem)
-                and _common_name(pem) == common_name
-            ):
-                return
-        leaf = ca.issue(
-            authority,
-            common_name,
-            hosts=hosts,
-            server=server,
-            client=client,
-            validity_days=self.validity_days,
-            now=now,
-        )
-        leaf.write(paths.cert, paths.key)
+        with _WRITING:
+            authority = self.ensure_ca(now)
+            if paths.cert.exists() and paths.key.exists():
+                pem = paths.cert.read_bytes()
+                if (
+                    ca.key_matches(pem, paths.key.read_bytes())
+                    and ca.signed_by(pem, authority.cert_pem)
+                    and not ca.needs_renewal(pem, self.renewal_days, now)
+                    and not ca.issued_before(pem, authority.cert_pem)
+                    and set(hosts) <= _sans(pem)
+                    and _common_name(pem) == common_name
+                ):
+                    return
+            leaf = ca.issue(
+                authority,
+                common_name,
+                hosts=hosts,
+                server=server,
+                client=client,
+                validity_days=self.validity_days,
+                now=now,
+            )
+            leaf.write(paths.cert, paths.key)
 
 
 def _sans(cert_pem: bytes) -> set[str]:

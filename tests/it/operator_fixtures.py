@@ -88,13 +88,26 @@ class Kube:
                 raise
 
     def wait(
-        self, kind: str, name: str, until: Callable[[dict[str, Any]], Any], what: str, timeout: float = 120
+        self,
+        kind: str,
+        name: str,
+        until: Callable[[dict[str, Any]], Any],
+        what: str,
+        timeout: float = 120,
+        explain: Callable[[], Any] | None = None,
     ) -> dict[str, Any]:
+        """Poll the resource until `until(obj)`; a time-out names its last status (or what `explain` says)."""
+
         def check() -> dict[str, Any] | None:
             obj = self.get(kind, name)
             return obj if until(obj) else None
 
-        result: dict[str, Any] = wait_for(check, timeout, f"{kind} {name}: {what}", interval=0.3)
+        def last_status() -> Any:
+            return self.get(kind, name).get("status")
+
+        result: dict[str, Any] = wait_for(
+            check, timeout, f"{kind} {name}: {what}", interval=0.3, explain=explain or last_status
+        )
         return result
 
     def config_map(self, name: str) -> k8s.V1ConfigMap | None:
@@ -185,6 +198,25 @@ class OperatorProcess:
         """The lines the operator logged since its last start."""
         marker = f"===== operator start {self.starts} ====="
         return self.log.read_text().split(marker, 1)[-1].splitlines()
+
+    def stacks(self) -> list[str]:
+        """What each of the operator's threads is doing now (`kill -USR1`: faulthandler's dump), as the frames
+        in sparklink's own code, innermost first, one line per thread: for a time-out's message."""
+        before = self.log.read_text(errors="replace").count("most recent call first")
+        os.kill(self.pid, signal.SIGUSR1)
+        text = wait_for(
+            lambda: (t := self.log.read_text(errors="replace")).count("most recent call first") > before and t,
+            10,
+            "the operator's stack dump",
+        )
+        found = []
+        for thread in text.split("most recent call first")[before + 1 :]:
+            files = [ln.strip() for ln in thread.splitlines() if ln.strip().startswith("File ")]
+            ours = [f for f in files[1:] if "/sparklink/" in f]
+            if ours or (files and "/sparklink/" in files[0]):
+                # The innermost frame (what the thread waits in), then each frame of sparklink's own code.
+                found.append(" <- ".join(f.split("/")[-1].replace('", line ', ":") for f in [files[0], *ours]))
+        return found
 
     def metrics(self) -> str:
         return httpx.get(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5).text

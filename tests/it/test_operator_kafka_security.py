@@ -30,6 +30,7 @@ from kubernetes.client.exceptions import ApiException
 from sparklink.clients.errors import KafkaAccessError
 from sparklink.clients.preflight import verify
 from sparklink.clients.settings import KafkaClientSettings
+from sparklink.platform import process
 from sparklink.platform.kafka import KafkaCluster
 from tests.helpers import unique, wait_for
 from tests.it.operator_fixtures import (
@@ -228,8 +229,17 @@ def kafka_user(name: str, cluster: str, authentication: dict[str, Any] | None) -
     return user
 
 
-def user_ready(kubeobj: Kube, name: str) -> dict[str, Any]:
-    return kubeobj.wait("KafkaUser", name, is_ready, "Ready", timeout=180)
+def user_ready(kubeobj: Kube, name: str, operator: OperatorProcess) -> dict[str, Any]:
+    def explain() -> dict[str, Any]:
+        """A time-out says the user's status, whether the operator runs, and what it last said about users."""
+        return {
+            "status": kubeobj.get("KafkaUser", name).get("status"),
+            "operator alive": process.alive(operator.pid),
+            "operator log": [line for line in operator.log_since_start() if "KafkaUser" in line][-15:],
+            "operator threads": operator.stacks() if process.alive(operator.pid) else None,
+        }
+
+    return kubeobj.wait("KafkaUser", name, is_ready, "Ready", timeout=180, explain=explain)
 
 
 def refused(settings: KafkaClientSettings, topic: str, group: str | None = None) -> KafkaError:
@@ -255,10 +265,10 @@ def refused(settings: KafkaClientSettings, topic: str, group: str | None = None)
 
 
 def test_a_scram_user_gets_strimzis_secret_and_its_acls_allow_what_they_grant_only(
-    kubeobj: Kube, clusters: dict[str, Any]
+    kubeobj: Kube, operator: OperatorProcess, clusters: dict[str, Any]
 ) -> None:
     kubeobj.create(kafka_user("bob", SECURED, {"type": "scram-sha-512"}))
-    user = user_ready(kubeobj, "bob")
+    user = user_ready(kubeobj, "bob", operator)
     assert (user["status"]["username"], user["status"]["secret"]) == ("bob", "bob")
     creds = secret(kubeobj, "bob")
     assert set(creds) == {"password", "sasl.jaas.config"}
@@ -277,10 +287,10 @@ def test_a_scram_user_gets_strimzis_secret_and_its_acls_allow_what_they_grant_on
 
 
 def test_a_tls_user_as_strimzi_ships_it_reads_and_writes_over_mutual_tls(
-    kubeobj: Kube, clusters: dict[str, Any]
+    kubeobj: Kube, operator: OperatorProcess, clusters: dict[str, Any]
 ) -> None:
     kubeobj.create(kafka_user("alice", SECURED, {"type": "tls"}))
-    user = user_ready(kubeobj, "alice")
+    user = user_ready(kubeobj, "alice", operator)
     assert (user["status"]["username"], user["status"]["secret"]) == ("CN=alice", "alice")
     creds = secret(kubeobj, "alice")
     assert set(creds) == {"ca.crt", "user.crt", "user.key", "user.p12", "user.password"}
@@ -303,7 +313,7 @@ def test_a_tls_user_as_strimzi_ships_it_reads_and_writes_over_mutual_tls(
     assert refused(alice, unique("other")).code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
 
 
-def test_a_requested_password_is_honoured(kubeobj: Kube, clusters: dict[str, Any]) -> None:
+def test_a_requested_password_is_honoured(kubeobj: Kube, operator: OperatorProcess, clusters: dict[str, Any]) -> None:
     kubeobj.core.create_namespaced_secret(
         kubeobj.ns, {"metadata": {"name": "carol-password"}, "stringData": {"pw": "Carol-Secret-1"}}
     )
@@ -317,7 +327,7 @@ def test_a_requested_password_is_honoured(kubeobj: Kube, clusters: dict[str, Any
             },
         )
     )
-    user_ready(kubeobj, "carol")
+    user_ready(kubeobj, "carol", operator)
     assert secret(kubeobj, "carol")["password"] == b"Carol-Secret-1"
     kafka = kubeobj.get("Kafka", SECURED)
     ca_cert = secret(kubeobj, f"{SECURED}-cluster-ca-cert")["ca.crt"]
@@ -331,7 +341,7 @@ def test_deleting_a_user_removes_its_credentials_acls_and_secret(
     kubeobj: Kube, operator: OperatorProcess, clusters: dict[str, Any]
 ) -> None:
     kubeobj.create(kafka_user("dave", SECURED, {"type": "scram-sha-512"}))
-    user_ready(kubeobj, "dave")
+    user_ready(kubeobj, "dave", operator)
     jaas = secret(kubeobj, "dave")["sasl.jaas.config"].decode()
     kafka = kubeobj.get("Kafka", SECURED)
     ca_cert = secret(kubeobj, f"{SECURED}-cluster-ca-cert")["ca.crt"]
@@ -370,9 +380,11 @@ def test_deleting_a_user_removes_its_credentials_acls_and_secret(
     assert "SASL authentication failed" in message
 
 
-def test_users_that_cannot_work_say_what_to_do_and_harm_no_other(kubeobj: Kube, clusters: dict[str, Any]) -> None:
+def test_users_that_cannot_work_say_what_to_do_and_harm_no_other(
+    kubeobj: Kube, operator: OperatorProcess, clusters: dict[str, Any]
+) -> None:
     kubeobj.create(kafka_user("henry", SECURED, {"type": "scram-sha-512"}))
-    user_ready(kubeobj, "henry")
+    user_ready(kubeobj, "henry", operator)
     # Strimzi's kafka-user.yaml as shipped names my-cluster, whose example has no authorization: its ACLs cannot apply.
     (shipped,) = documents("kafka-user.yaml")
     kubeobj.create(shipped)
@@ -389,7 +401,7 @@ def test_users_that_cannot_work_say_what_to_do_and_harm_no_other(kubeobj: Kube, 
     lonely = kafka_user("frank", SINGLE, {"type": "scram-sha-512"})
     del lonely["spec"]["authorization"]
     kubeobj.create(lonely)
-    found = user_ready(kubeobj, "frank")
+    found = user_ready(kubeobj, "frank", operator)
     (note,) = conditions(found, "Warning")
     assert note["message"].startswith(f"No listener of Kafka {SINGLE} has authentication type scram-sha-512")
     with pytest.raises(ApiException) as bad:  # the API server refuses what Strimzi's schema refuses
@@ -502,7 +514,7 @@ def test_a_mirror_maker_2_from_the_tls_cluster_to_the_scram_cluster_mirrors_reco
     user = kafka_user("mm2-user", SECURED, {"type": "scram-sha-512"})
     user["spec"]["authorization"]["acls"] = MM2_ACLS
     kubeobj.create(user)
-    user_ready(kubeobj, "mm2-user")
+    user_ready(kubeobj, "mm2-user", operator)
     single, secured = clusters[SINGLE], clusters[SECURED]
     source_ca = secret(kubeobj, f"{SINGLE}-cluster-ca-cert")["ca.crt"]
     topic = unique("mirrored")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import signal
 from datetime import timedelta
@@ -94,7 +95,8 @@ def run(
     Connect workers run as local `sparklink worker` processes (their REST URL goes to status.url); Kafka
     clusters as local KRaft nodes with broker-state agents (their addresses go to status.listeners).
     Both keep running if the operator dies, and the next operator adopts them.
-    Stop with Ctrl-C: the workers and Kafka nodes it runs are stopped too.
+    Stop with Ctrl-C: the workers and Kafka nodes it runs are stopped too. `kill -USR1 <pid>` writes every
+    thread's Python stack to stderr (what a reconcile that seems stuck is waiting on) and the operator goes on.
     """
     from sparklink.operator.kube.loop import Operator, OperatorConfig
 
@@ -125,6 +127,8 @@ def run(
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    # faulthandler writes from the signal itself, so the dump comes even when every thread is blocked.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     operator.run()
 
 

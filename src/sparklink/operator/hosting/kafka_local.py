@@ -30,14 +30,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import httpx
-
 from sparklink.clients.settings import KafkaClientSettings
 from sparklink.operator.hosting.kafka import PLAIN_LISTENERS, KafkaState, RollReport
 from sparklink.operator.model.kafka import DesiredCluster, DesiredNode
 from sparklink.operator.model.kafka_changes import NodeChange, RunningNode, ca_generations
 from sparklink.operator.model.resources import KAFKA, Key, Resource
-from sparklink.platform import ca
+from sparklink.platform import ca, kafka_probes
 from sparklink.platform.kafka import DEFAULT_HEAP, KafkaCluster, KafkaStartError
 from sparklink.platform.kafka_listeners import Listener
 from sparklink.roller.admin import AdminError
@@ -384,11 +382,7 @@ class LocalKafkaHost:
             return f"{name} is not running"
         node = cluster.node(node_id)
         if node.probe_port:
-            try:
-                body = httpx.get(f"http://127.0.0.1:{node.probe_port}/v1/broker-state", timeout=3).json()
-            except (httpx.HTTPError, ValueError):
-                body = {}
-            recovery = body.get("recoveryState") if isinstance(body, dict) else None
+            recovery = (kafka_probes.broker_report(node.probe_port) or {}).get("recoveryState")
             if isinstance(recovery, dict):
                 return (
                     f"{name} is performing log recovery: {recovery.get('remainingLogsToRecover')} logs and "

@@ -11,8 +11,9 @@ CAs, a KafkaUser's credentials) are written whole, as Strimzi's SecretOperator r
 from __future__ import annotations
 
 import base64
+import functools
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -26,17 +27,34 @@ from sparklink.operator.model.resources import GROUP, PLURALS, VERSION, Key, Res
 log = logging.getLogger("sparklink.operator")
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
+# Seconds to connect to the API server and to wait for its answer (the longest, a big list, takes a few).
+REQUEST_TIMEOUT = (10.0, 60.0)
 
 
 def api_client(kubeconfig: Path | None) -> k8s.ApiClient:
-    """A client from a kubeconfig file (or $KUBECONFIG / ~/.kube/config, or the in-cluster account)."""
+    """A client from a kubeconfig file (or $KUBECONFIG / ~/.kube/config, or the in-cluster account), each of
+    whose requests is bounded (`REQUEST_TIMEOUT` unless the call gives its own `_request_timeout`)."""
     if kubeconfig is not None:
-        return cast(k8s.ApiClient, k8s_config.new_client_from_config(config_file=str(kubeconfig)))
+        return _bounded(cast(k8s.ApiClient, k8s_config.new_client_from_config(config_file=str(kubeconfig))))
     try:
         k8s_config.load_incluster_config()
-        return k8s.ApiClient()
+        return _bounded(k8s.ApiClient())
     except k8s_config.ConfigException:
-        return cast(k8s.ApiClient, k8s_config.new_client_from_config())
+        return _bounded(cast(k8s.ApiClient, k8s_config.new_client_from_config()))
+
+
+def _bounded(api: k8s.ApiClient) -> k8s.ApiClient:
+    """The `kubernetes` client waits forever for an answer unless each call says otherwise: one request the
+    API server never answers (a connection dropped without a reset) would hold a reconcile worker for good.
+    Every request of this client gets the default bound; the reconcile fails and is retried instead."""
+    request: Callable[..., Any] = api.rest_client.request
+
+    @functools.wraps(request)
+    def bounded(*args: Any, _request_timeout: Any = None, **kwargs: Any) -> Any:
+        return request(*args, _request_timeout=_request_timeout or REQUEST_TIMEOUT, **kwargs)
+
+    api.rest_client.request = bounded  # type: ignore[method-assign]
+    return api
 
 
 def _escape(annotation: str) -> str:

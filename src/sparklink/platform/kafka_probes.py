@@ -6,6 +6,8 @@ Caller: `kafka.KafkaCluster` (readiness, `status`).
 
 from __future__ import annotations
 
+import functools
+
 import httpx
 
 from sparklink.clients.settings import KafkaClientSettings
@@ -22,18 +24,20 @@ STATE_NAMES = {
 }
 
 
-# One client for every probe, made once: `httpx.get` builds a new client, and with it an SSL context (~40 ms
-# of CPU), per call, which the operator's readiness checks made on every reconcile. No keep-alive (an agent
-# restarted with its broker must not meet a dead pooled connection) and no proxy from the environment (the
-# agents listen on loopback).
-_probes = httpx.Client(timeout=3, trust_env=False, limits=httpx.Limits(max_keepalive_connections=0))
+@functools.cache
+def _probes() -> httpx.Client:
+    """One client for every probe, made on first use: `httpx.get` builds a client, and with it an SSL context
+    (~40 ms of CPU), per call, which the operator's readiness checks made on every reconcile. No keep-alive (an
+    agent restarted with its broker must not meet a dead pooled connection) and no proxy from the environment
+    (the agents listen on loopback)."""
+    return httpx.Client(timeout=3, trust_env=False, limits=httpx.Limits(max_keepalive_connections=0))
 
 
 def broker_report(probe_port: int) -> dict[str, object] | None:
     """The agent's broker-state answer (`brokerState`, and `recoveryState` during log recovery); None without
     an answer."""
     try:
-        response = _probes.get(f"http://127.0.0.1:{probe_port}/v1/broker-state")
+        response = _probes().get(f"http://127.0.0.1:{probe_port}/v1/broker-state")
         body = response.json() if response.status_code == 200 else None
     except (httpx.HTTPError, ValueError):
         return None
@@ -42,15 +46,14 @@ def broker_report(probe_port: int) -> dict[str, object] | None:
 
 def broker_state(probe_port: int) -> int | None:
     """The broker state the agent on `probe_port` reports; None without an answer."""
-    report = broker_report(probe_port)
-    state = None if report is None else report.get("brokerState")
-    return int(state) if isinstance(state, int | str) else None
+    state = (broker_report(probe_port) or {}).get("brokerState")
+    return state if isinstance(state, int) else None
 
 
 def agent_says_ready(probe_port: int) -> bool:
     """The agent's readiness answer for its broker (RUNNING, as Strimzi's readiness probe asks)."""
     try:
-        return _probes.get(f"http://127.0.0.1:{probe_port}/v1/ready").status_code == 204
+        return _probes().get(f"http://127.0.0.1:{probe_port}/v1/ready").status_code == 204
     except httpx.HTTPError:
         return False
 

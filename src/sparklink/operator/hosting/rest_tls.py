@@ -16,7 +16,6 @@ digest in the settings fingerprint causes. Callers: `hosting.local`, `hosting.ku
 from __future__ import annotations
 
 import hashlib
-import os
 import ssl
 import threading
 from collections.abc import Mapping, Sequence
@@ -74,7 +73,7 @@ class OperatorIdentity:
         ):
             return
         client = ca.issue(authority, OPERATOR_NAME, client=True)
-        _write_private(self.keystore, rest_tls.keystore_pem(client.cert_pem, client.key_pem))
+        ca.write_private(self.keystore, rest_tls.keystore_pem(client.cert_pem, client.key_pem))
         current.write_bytes(client.cert_pem)
 
     def context(self, group_ca_pem: bytes) -> ssl.SSLContext:
@@ -148,7 +147,7 @@ def write_group_dir(directory: Path, material: Mapping[str, bytes]) -> None:
         path = directory / name
         if path.exists() and path.read_bytes() == data:
             continue
-        _write_private(path, data)
+        ca.write_private(path, data)
 
 
 def read_group_dir(directory: Path) -> dict[str, bytes] | None:
@@ -161,12 +160,3 @@ def read_group_dir(directory: Path) -> dict[str, bytes] | None:
 def _private_dir(directory: Path) -> None:
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     directory.chmod(0o700)
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    partial = path.parent / f".{path.name}.partial"
-    partial.unlink(missing_ok=True)
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as out:
-        out.write(data)
-    os.replace(partial, path)

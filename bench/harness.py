@@ -4,7 +4,7 @@ machine, and a clean stop.
 
 Used by bench.rest_and_restart, bench.transforms, bench.idle, bench.sink, bench.scale and bench.cdc. Each names
 its systems, how to start one and what to measure on it; `run_systems` does the rest and keeps the workers' logs
-if it fails.
+if it fails, or always with BENCH_KEEP_LOGS=1 (to read where a good run spent its time).
 """
 
 from __future__ import annotations
@@ -122,7 +122,8 @@ def run_systems(
     started = datetime.now()
     results: dict[str, Any] = {}
     kafka = KafkaCluster.create(work / "kafka", brokers=1)
-    keep_logs = False
+    keep_logs = bool(os.environ.get("BENCH_KEEP_LOGS"))  # to read where a good run spent its time
+    failed = False
     try:
         console.print("starting a local Kafka broker ...")
         kafka.start()
@@ -145,14 +146,16 @@ def run_systems(
         console.print("[yellow]interrupted; stopping everything[/yellow]")
         return 130
     except Exception:
-        keep_logs = True
+        keep_logs = failed = True
         raise
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         kafka.destroy()
-        if keep_logs:
+        if failed:
             console.print(f"[red]failed; the workers' logs are kept in {work}[/red]")
+        elif keep_logs:
+            console.print(f"the workers' logs are kept in {work} (BENCH_KEEP_LOGS)")
         else:
             shutil.rmtree(work, ignore_errors=True)
 

@@ -122,7 +122,6 @@ def run_systems(
     started = datetime.now()
     results: dict[str, Any] = {}
     kafka = KafkaCluster.create(work / "kafka", brokers=1)
-    keep_logs = bool(os.environ.get("BENCH_KEEP_LOGS"))  # to read where a good run spent its time
     failed = False
     try:
         console.print("starting a local Kafka broker ...")
@@ -146,7 +145,7 @@ def run_systems(
         console.print("[yellow]interrupted; stopping everything[/yellow]")
         return 130
     except Exception:
-        keep_logs = failed = True
+        failed = True
         raise
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -154,7 +153,7 @@ def run_systems(
         kafka.destroy()
         if failed:
             console.print(f"[red]failed; the workers' logs are kept in {work}[/red]")
-        elif keep_logs:
+        elif os.environ.get("BENCH_KEEP_LOGS"):  # to read where a good run spent its time
             console.print(f"the workers' logs are kept in {work} (BENCH_KEEP_LOGS)")
         else:
             shutil.rmtree(work, ignore_errors=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -102,6 +103,25 @@ def tree_processes(root: int) -> dict[int, tuple[str, float]]:
 def tree_cpu_s(root: int) -> float:
     """User + system CPU seconds of `root` and its live descendants."""
     return sum(cpu for _, cpu in tree_processes(root).values())
+
+
+def tree_thread_cpu_s(root: int) -> dict[str, float]:
+    """CPU seconds per thread name over `root`'s process tree, to show which threads did the work (a JVM's
+    compilers, GC, task threads, a producer's network thread, Spark's stream execution). Names are the
+    kernel's (15 characters) without their numbering, so `GC Thread#0` and `GC Thread#1` count as one.
+    Only live threads count: the difference of two calls leaves out threads that ended in between."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[str, float] = {}
+    for pid in tree_processes(root):
+        for thread in Path(f"/proc/{pid}/task").glob("[0-9]*"):
+            try:
+                name = (thread / "comm").read_text().strip()
+                fields = (thread / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:  # it ended meanwhile
+                continue
+            key = re.sub(r"[#-]?\d+$", "", name) or name
+            out[key] = out.get(key, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
 
 
 def run_systems(

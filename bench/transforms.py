@@ -46,7 +46,7 @@ from confluent_kafka import Consumer
 from rich.table import Table
 
 from bench import connect_datagen
-from bench.harness import System, console, run_systems, tree_cpu_s
+from bench.harness import System, console, run_systems, tree_cpu_s, tree_thread_cpu_s
 from bench.rest_and_restart import (
     create_connector,
     create_topics,
@@ -136,16 +136,18 @@ def measure(
             first = time.perf_counter() - began
             time.sleep(args.warmup)
             settle = settled(consumer, output, args.rate, deadline=time.perf_counter() + args.start_timeout)
-            start_size, start, start_cpu = (
+            start_size, start, start_cpu, start_threads = (
                 watermarks.topic_size(consumer, output),
                 time.perf_counter(),
                 tree_cpu_s(system.pid),
+                tree_thread_cpu_s(system.pid),
             )
             time.sleep(args.duration)
-            end_size, end, end_cpu = (
+            end_size, end, end_cpu, end_threads = (
                 watermarks.topic_size(consumer, output),
                 time.perf_counter(),
                 tree_cpu_s(system.pid),
+                tree_thread_cpu_s(system.pid),
             )
             client.delete(f"/connectors/{name}")
     finally:
@@ -159,7 +161,19 @@ def measure(
         "records_per_s": round(records / (end - start)),
         "cpu_s": round(end_cpu - start_cpu, 2),
         "cpu_ms_per_1k_records": round(1e6 * (end_cpu - start_cpu) / records, 1) if records else None,
+        "cpu_ms_per_1k_records_by_thread": by_thread(start_threads, end_threads, records),
     }
+
+
+THREADS_SHOWN = 8
+"""The busiest thread names reported per measurement (the rest are a few ticks each)."""
+
+
+def by_thread(start: dict[str, float], end: dict[str, float], records: int) -> dict[str, float]:
+    """CPU ms per 1k records of the busiest thread names between two `tree_thread_cpu_s` readings."""
+    spent = {name: cpu - start.get(name, 0.0) for name, cpu in end.items()}
+    busiest = sorted(spent.items(), key=lambda item: item[1], reverse=True)[:THREADS_SHOWN]
+    return {name: round(1e6 * cpu / records, 2) for name, cpu in busiest if cpu > 0} if records else {}
 
 
 def bench_system(system: System, args: argparse.Namespace, bootstrap: str) -> dict[str, Any]:

@@ -29,6 +29,8 @@ from rich.console import Console
 from sparklink.platform.kafka import KafkaCluster
 
 console = Console(width=None if sys.stdout.isatty() else 120)
+TICK = os.sysconf("SC_CLK_TCK")
+"""Clock ticks per second, the unit of CPU time in /proc's stat files."""
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 
@@ -80,16 +82,10 @@ def tree_processes(root: int) -> dict[int, tuple[str, float]]:
 
     By parentage, not session: sparklink starts its Spark JVM in a session of its own (so a terminal's
     Ctrl-C reaches the worker only), and that JVM does most of the work measured."""
-    tick = os.sysconf("SC_CLK_TCK")
     procs: dict[int, tuple[int, str, float]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        name = text[text.index("(") + 1 : text.rindex(")")]
-        fields = text.rsplit(")", 1)[1].split()
-        procs[int(stat.parent.name)] = (int(fields[1]), name, (int(fields[11]) + int(fields[12])) / tick)
+        if (read := _stat(stat)) is not None:
+            procs[int(stat.parent.name)] = read
     members, grew = {root}, True
     while grew:
         grew = False
@@ -98,6 +94,17 @@ def tree_processes(root: int) -> dict[int, tuple[str, float]]:
                 members.add(pid)
                 grew = True
     return {pid: (procs[pid][1], procs[pid][2]) for pid in members if pid in procs}
+
+
+def _stat(path: Path) -> tuple[int, str, float] | None:
+    """(parent pid, command name, user+system CPU seconds) from a process's or thread's `stat` file; None if
+    it ended meanwhile."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    fields = text.rsplit(")", 1)[1].split()
+    return int(fields[1]), text[text.index("(") + 1 : text.rindex(")")], (int(fields[11]) + int(fields[12])) / TICK
 
 
 def tree_cpu_s(root: int) -> float:
@@ -110,17 +117,13 @@ def tree_thread_cpu_s(root: int) -> dict[str, float]:
     compilers, GC, task threads, a producer's network thread, Spark's stream execution). Names are the
     kernel's (15 characters) without their numbering, so `GC Thread#0` and `GC Thread#1` count as one.
     Only live threads count: the difference of two calls leaves out threads that ended in between."""
-    tick = os.sysconf("SC_CLK_TCK")
     out: dict[str, float] = {}
     for pid in tree_processes(root):
-        for thread in Path(f"/proc/{pid}/task").glob("[0-9]*"):
-            try:
-                name = (thread / "comm").read_text().strip()
-                fields = (thread / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:  # it ended meanwhile
-                continue
-            key = re.sub(r"[#-]?\d+$", "", name) or name
-            out[key] = out.get(key, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+        for thread in Path(f"/proc/{pid}/task").glob("[0-9]*/stat"):
+            if (read := _stat(thread)) is not None:
+                _, name, cpu = read
+                key = re.sub(r"[#-]?\d+$", "", name) or name
+                out[key] = out.get(key, 0.0) + cpu
     return out
 
 

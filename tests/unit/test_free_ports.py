@@ -1,8 +1,9 @@
-"""platform.ports.free_port: ports outside the kernel's ephemeral range, never handed out twice, free now."""
+"""platform.ports.free_port: ports outside the kernel's ephemeral range, not handed out twice lately, free now."""
 
 from __future__ import annotations
 
 import socket
+from collections import deque
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,7 @@ def test_a_port_someone_listens_on_is_never_handed_out(monkeypatch: pytest.Monke
         held.listen()
         taken = held.getsockname()[1]
         monkeypatch.setattr(ports, "_outside_ephemeral", lambda: (taken, taken))  # a range of that port alone
-        monkeypatch.setattr(ports, "_given", set())
+        monkeypatch.setattr(ports, "_given", deque(maxlen=ports.RECENT))
         with pytest.raises(OSError, match=f"no free TCP port on 127.0.0.1 between {taken} and {taken}"):
             ports.free_port()
 

@@ -6,6 +6,7 @@ import random
 import socket
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,13 +16,18 @@ LOWEST = 10_000
 ROOM = 4_096
 """The fewest ports a range outside the ephemeral one must hold to be used (else the kernel picks)."""
 
-_given: set[int] = set()
+RECENT = 4_096
+"""How many of the ports it handed out last a process never hands out again: enough for every port a test run
+or a cluster start holds unbound at once, and bounded, so that an operator that runs for months still finds
+ports as its clusters and workers come and go."""
+
+_given: deque[int] = deque(maxlen=RECENT)
 _given_lock = threading.Lock()
 
 
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now and this process has not handed out before,
-    taken from outside the kernel's ephemeral range.
+    """A TCP port on 127.0.0.1 that nothing listens on right now and this process has not handed out lately
+    (`RECENT`), taken from outside the kernel's ephemeral range.
 
     A port is handed out now and bound later: a JVM binds it seconds after, and a Kafka node binds the same
     port again at each restart. The kernel picks the local end of every outgoing connection from the
@@ -38,10 +44,13 @@ def free_port() -> int:
             except OSError:  # something holds it
                 continue
             if port not in _given:
-                _given.add(port)
+                _given.append(port)
                 return port
     where = f"between {low} and {high}" if high else "from the kernel"
-    raise OSError(f"no free TCP port on 127.0.0.1 {where} after 200 tries: free some, or widen the range")
+    raise OSError(
+        f"no free TCP port on 127.0.0.1 {where} after 200 tries: stop processes that hold ports there, or "
+        "narrow the kernel's ephemeral range (sysctl net.ipv4.ip_local_port_range) to leave more room below it"
+    )
 
 
 def _outside_ephemeral() -> tuple[int, int]:

@@ -21,8 +21,7 @@ from sparklink.worker.execution import class_archive, spark
 STRICT_START = """
 import sys
 from sparklink.worker.execution import spark
-options = spark.session_settings("local[1]")["spark.driver.extraJavaOptions"]
-options += f" -Xshare:on -Xlog:class+load=info:file={sys.argv[1]}"
+options = f"-Xshare:on -Xlog:class+load=info:file={sys.argv[1]}"  # added to the session's own
 session = spark.build_session("local[1]", "sparklink-test-archive", {"spark.driver.extraJavaOptions": options})
 print("rows", session.range(5).count(), flush=True)
 spark.stop_session(session)

@@ -1,4 +1,5 @@
-"""Which file system the worker's Spark session uses for `file:`, and that a user's choice wins."""
+"""Which file system the worker's Spark session uses for `file:`, and how a user's `spark.*` settings combine with the
+session's own."""
 
 from __future__ import annotations
 
@@ -27,3 +28,27 @@ def test_the_users_class_path_is_kept_and_their_file_system_is_not_replaced() ->
 
 def test_a_cluster_session_keeps_hadoops_file_system() -> None:
     assert settings("spark://127.0.0.1:7077") == {"spark.master": "spark://127.0.0.1:7077"}
+
+
+def test_a_workers_jvm_options_and_jars_are_added_to_the_sessions_own() -> None:
+    own = spark.session_settings("local[2]")
+    theirs = spark.session_settings(
+        "local[2]",
+        conf={
+            "spark.driver.extraJavaOptions": "-XX:+HeapDumpOnOutOfMemoryError",
+            "spark.jars": "/opt/extra.jar",
+            "spark.sql.shuffle.partitions": "8",
+        },
+    )
+    options = theirs["spark.driver.extraJavaOptions"]
+    assert options.startswith(own["spark.driver.extraJavaOptions"])  # the log4j file and GC are kept
+    assert options.endswith(" -XX:+HeapDumpOnOutOfMemoryError")  # last, so the user's flag wins
+    assert theirs["spark.jars"] == own["spark.jars"] + ",/opt/extra.jar"  # the Kafka connector stays
+    assert theirs["spark.sql.shuffle.partitions"] == "8"  # any other setting is replaced
+
+
+def test_an_empty_list_setting_adds_nothing() -> None:
+    own = spark.session_settings("local[2]")
+    blank = spark.session_settings("local[2]", conf={"spark.jars": " ", "spark.driver.extraJavaOptions": ""})
+    assert blank["spark.jars"] == own["spark.jars"]
+    assert blank["spark.driver.extraJavaOptions"] == own["spark.driver.extraJavaOptions"]

@@ -78,8 +78,8 @@ def build_session(
 def session_settings(
     master: str = "local[*]", app_name: str = "sparklink", conf: dict[str, str] | None = None
 ) -> dict[str, str]:
-    """The settings a worker's session starts with, `conf` last; the process environment Spark's launcher
-    reads is set up first (SPARK_HOME, the Python of the workers)."""
+    """The settings a worker's session starts with, `conf` over them (extending the lists in `ADDED_TO`);
+    the process environment Spark's launcher reads is set up first (SPARK_HOME, the Python of the workers)."""
     # The Python workers must run the interpreter that runs the driver (the project's virtualenv).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -134,10 +134,26 @@ def session_settings(
         "spark.driver.extraJavaOptions": (
             f"-XX:+UseParallelGC -Dlog4j2.configurationFile=file:{log4j} -Dlog4j2.isThreadContextMapInheritable=true"
         ),
-        **(conf or {}),
     }
+    _add_users_settings(settings, conf or {})
     _use_local_file_system(settings)
     return settings
+
+
+ADDED_TO = {"spark.jars": ",", "spark.driver.extraJavaOptions": " "}
+"""The list settings a worker's own `spark.*` properties add to, with their separators, rather than replace:
+the session cannot run without its Kafka connector jars, and without its log4j file and context
+inheritance the Spark JVM's log loses the connector and task names (and goes to Spark's console
+defaults). The user's part comes last, so their JVM flags win where both set one."""
+
+
+def _add_users_settings(settings: dict[str, str], conf: dict[str, str]) -> None:
+    for key, value in conf.items():
+        separator, own = ADDED_TO.get(key), settings.get(key)
+        if separator is None or not own:
+            settings[key] = value
+        elif value.strip():
+            settings[key] = f"{own}{separator}{value.strip()}"
 
 
 CONNECT_HOST_SETS = ("connect", "connect-host")

@@ -85,7 +85,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--value-size", type=int, default=64, help="payload length of each record")
     p.add_argument("--heap", default="512m", help="Apache Connect -Xmx")
     p.add_argument("--start-timeout", type=float, default=240.0, help="seconds for a worker to get healthy")
+    p.add_argument(
+        "--sparklink-property",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a worker property for sparklink, repeatable: a lever to measure, e.g. "
+        "spark.sql.ui.explainMode=simple or spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
+    )
     args = p.parse_args(argv)
+    if any("=" not in prop for prop in args.sparklink_property):
+        p.error("--sparklink-property takes KEY=VALUE")
+    args.sparklink_property = dict(prop.split("=", 1) for prop in args.sparklink_property)
     args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     args.chains = [c.strip() for c in args.chains.split(",") if c.strip()]
     if set(args.systems) - set(SYSTEMS) or set(args.chains) - set(CHAINS) or not args.systems or not args.chains:
@@ -238,7 +249,9 @@ def main(argv: list[str] | None = None) -> int:
 
     def starter(name: str, bootstrap: str) -> Callable[[], System]:
         if name == "sparklink":
-            return functools.partial(start_sparklink, work / "sparklink", bootstrap, args.start_timeout)
+            return functools.partial(
+                start_sparklink, work / "sparklink", bootstrap, args.start_timeout, args.sparklink_property
+            )
         return functools.partial(start_apache, work / "apache", bootstrap, args.heap, plugin_jars(), args.start_timeout)
 
     def summarize(report: dict[str, Any], results: dict[str, Any]) -> None:

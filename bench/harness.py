@@ -9,6 +9,7 @@ if it fails, or always with BENCH_KEEP_LOGS=1 (to read where a good run spent it
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -125,6 +126,26 @@ def tree_thread_cpu_s(root: int) -> dict[str, float]:
                 key = re.sub(r"[#-]?\d+$", "", name) or name
                 out[key] = out.get(key, 0.0) + cpu
     return out
+
+
+def add_sparklink_property_option(parser: argparse.ArgumentParser) -> None:
+    """`--sparklink-property KEY=VALUE`, repeatable: a worker property for sparklink's side of a bench, to
+    measure a Spark setting or JVM flag (the worker passes `spark.*` to Spark) without editing code."""
+    parser.add_argument(
+        "--sparklink-property",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a worker property for sparklink, repeatable: a lever to measure, e.g. "
+        "spark.sql.ui.explainMode=simple or spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
+    )
+
+
+def sparklink_properties(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, str]:
+    """The `--sparklink-property` values as worker properties (a usage error for one without `=`)."""
+    if any("=" not in prop for prop in args.sparklink_property):
+        parser.error("--sparklink-property takes KEY=VALUE")
+    return dict(prop.split("=", 1) for prop in args.sparklink_property)
 
 
 def run_systems(

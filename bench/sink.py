@@ -52,7 +52,14 @@ import httpx
 from confluent_kafka import Producer
 from rich.table import Table
 
-from bench.harness import System, console, run_systems, tree_cpu_s
+from bench.harness import (
+    System,
+    add_sparklink_property_option,
+    console,
+    run_systems,
+    sparklink_properties,
+    tree_cpu_s,
+)
 from bench.rest_and_restart import create_connector, machine_facts, start_apache, start_sparklink, versions
 from bench.transforms import CHAIN, JSON
 from sparklink.clients.settings import KafkaClientSettings
@@ -82,7 +89,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--heap", default="512m", help="Apache Connect -Xmx")
     p.add_argument("--start-timeout", type=float, default=240.0, help="seconds for a worker to get healthy")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds for one system to write every record")
+    add_sparklink_property_option(p)
     args = p.parse_args(argv)
+    args.sparklink_property = sparklink_properties(p, args)
     args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     if set(args.systems) - set(SYSTEMS) or not args.systems:
         p.error(f"--systems takes {', '.join(SYSTEMS)}; got {args.systems}")
@@ -291,7 +300,9 @@ def main(argv: list[str] | None = None) -> int:
     def starter(name: str, bootstrap: str) -> Callable[[], System]:
         filled(bootstrap)  # before any worker runs, so no system shares the CPU with the producer
         if name == "sparklink":
-            return functools.partial(start_sparklink, work / "sparklink", bootstrap, args.start_timeout)
+            return functools.partial(
+                start_sparklink, work / "sparklink", bootstrap, args.start_timeout, args.sparklink_property
+            )
         return functools.partial(start_apache, work / "apache", bootstrap, args.heap, (), args.start_timeout)
 
     def summarize(report: dict[str, Any], results: dict[str, Any]) -> None:

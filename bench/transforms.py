@@ -46,7 +46,15 @@ from confluent_kafka import Consumer
 from rich.table import Table
 
 from bench import connect_datagen
-from bench.harness import System, console, run_systems, tree_cpu_s, tree_thread_cpu_s
+from bench.harness import (
+    System,
+    add_sparklink_property_option,
+    console,
+    run_systems,
+    sparklink_properties,
+    tree_cpu_s,
+    tree_thread_cpu_s,
+)
 from bench.rest_and_restart import (
     create_connector,
     create_topics,
@@ -85,18 +93,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--value-size", type=int, default=64, help="payload length of each record")
     p.add_argument("--heap", default="512m", help="Apache Connect -Xmx")
     p.add_argument("--start-timeout", type=float, default=240.0, help="seconds for a worker to get healthy")
-    p.add_argument(
-        "--sparklink-property",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a worker property for sparklink, repeatable: a lever to measure, e.g. "
-        "spark.sql.ui.explainMode=simple or spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
-    )
+    add_sparklink_property_option(p)
     args = p.parse_args(argv)
-    if any("=" not in prop for prop in args.sparklink_property):
-        p.error("--sparklink-property takes KEY=VALUE")
-    args.sparklink_property = dict(prop.split("=", 1) for prop in args.sparklink_property)
+    args.sparklink_property = sparklink_properties(p, args)
     args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     args.chains = [c.strip() for c in args.chains.split(",") if c.strip()]
     if set(args.systems) - set(SYSTEMS) or set(args.chains) - set(CHAINS) or not args.systems or not args.chains:

@@ -130,22 +130,24 @@ def tree_thread_cpu_s(root: int) -> dict[str, float]:
 
 def add_sparklink_property_option(parser: argparse.ArgumentParser) -> None:
     """`--sparklink-property KEY=VALUE`, repeatable: a worker property for sparklink's side of a bench, to
-    measure a Spark setting or JVM flag (the worker passes `spark.*` to Spark) without editing code."""
+    measure a Spark setting or JVM flag (the worker passes `spark.*` to Spark) without editing code. Parsed
+    into (key, value) pairs: `dict(args.sparklink_property)` are the properties."""
     parser.add_argument(
         "--sparklink-property",
         action="append",
         default=[],
+        type=_property,
         metavar="KEY=VALUE",
         help="a worker property for sparklink, repeatable: a lever to measure, e.g. "
         "spark.sql.ui.explainMode=simple or spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
     )
 
 
-def sparklink_properties(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, str]:
-    """The `--sparklink-property` values as worker properties (a usage error for one without `=`)."""
-    if any("=" not in prop for prop in args.sparklink_property):
-        parser.error("--sparklink-property takes KEY=VALUE")
-    return dict(prop.split("=", 1) for prop in args.sparklink_property)
+def _property(text: str) -> tuple[str, str]:
+    key, equals, value = text.partition("=")
+    if not equals or not key:
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE (e.g. spark.sql.shuffle.partitions=4)")
+    return key, value
 
 
 def run_systems(

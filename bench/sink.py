@@ -57,7 +57,6 @@ from bench.harness import (
     add_sparklink_property_option,
     console,
     run_systems,
-    sparklink_properties,
     tree_cpu_s,
 )
 from bench.rest_and_restart import create_connector, machine_facts, start_apache, start_sparklink, versions
@@ -91,7 +90,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--timeout", type=float, default=900.0, help="seconds for one system to write every record")
     add_sparklink_property_option(p)
     args = p.parse_args(argv)
-    args.sparklink_property = sparklink_properties(p, args)
     args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     if set(args.systems) - set(SYSTEMS) or not args.systems:
         p.error(f"--systems takes {', '.join(SYSTEMS)}; got {args.systems}")
@@ -301,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
         filled(bootstrap)  # before any worker runs, so no system shares the CPU with the producer
         if name == "sparklink":
             return functools.partial(
-                start_sparklink, work / "sparklink", bootstrap, args.start_timeout, args.sparklink_property
+                start_sparklink, work / "sparklink", bootstrap, args.start_timeout, dict(args.sparklink_property)
             )
         return functools.partial(start_apache, work / "apache", bootstrap, args.heap, (), args.start_timeout)
 

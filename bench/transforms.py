@@ -51,7 +51,6 @@ from bench.harness import (
     add_sparklink_property_option,
     console,
     run_systems,
-    sparklink_properties,
     tree_cpu_s,
     tree_thread_cpu_s,
 )
@@ -95,7 +94,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--start-timeout", type=float, default=240.0, help="seconds for a worker to get healthy")
     add_sparklink_property_option(p)
     args = p.parse_args(argv)
-    args.sparklink_property = sparklink_properties(p, args)
     args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     args.chains = [c.strip() for c in args.chains.split(",") if c.strip()]
     if set(args.systems) - set(SYSTEMS) or set(args.chains) - set(CHAINS) or not args.systems or not args.chains:
@@ -249,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     def starter(name: str, bootstrap: str) -> Callable[[], System]:
         if name == "sparklink":
             return functools.partial(
-                start_sparklink, work / "sparklink", bootstrap, args.start_timeout, args.sparklink_property
+                start_sparklink, work / "sparklink", bootstrap, args.start_timeout, dict(args.sparklink_property)
             )
         return functools.partial(start_apache, work / "apache", bootstrap, args.heap, plugin_jars(), args.start_timeout)
 

@@ -113,19 +113,29 @@ def tree_cpu_s(root: int) -> float:
     return sum(cpu for _, cpu in tree_processes(root).values())
 
 
-def tree_thread_cpu_s(root: int) -> dict[str, float]:
-    """CPU seconds per thread name over `root`'s process tree, to show which threads did the work (a JVM's
-    compilers, GC, task threads, a producer's network thread, Spark's stream execution). Names are the
-    kernel's (15 characters) without their numbering, so `GC Thread#0` and `GC Thread#1` count as one.
-    Only live threads count: the difference of two calls leaves out threads that ended in between."""
-    out: dict[str, float] = {}
+def tree_thread_cpu_s(root: int) -> dict[int, tuple[str, float]]:
+    """Thread id -> (name, CPU seconds) over `root`'s process tree, to show which threads did the work (a
+    JVM's compilers, GC, task threads, a producer's network thread, Spark's stream execution). Names are
+    the kernel's (15 characters) without their numbering, so `GC Thread#0` and `GC Thread#1` read alike.
+    Only live threads are listed: a thread that ends between two readings drops out of their difference."""
+    out: dict[int, tuple[str, float]] = {}
     for pid in tree_processes(root):
         for thread in Path(f"/proc/{pid}/task").glob("[0-9]*/stat"):
             if (read := _stat(thread)) is not None:
                 _, name, cpu = read
-                key = re.sub(r"[#-]?\d+$", "", name) or name
-                out[key] = out.get(key, 0.0) + cpu
+                out[int(thread.parent.name)] = (re.sub(r"[#-]?\d+$", "", name) or name, cpu)
     return out
+
+
+def thread_cpu_by_name(start: dict[int, tuple[str, float]], end: dict[int, tuple[str, float]]) -> dict[str, float]:
+    """CPU seconds per thread name between two `tree_thread_cpu_s` readings, each thread's difference under
+    its name at the end. Thread by thread, not name by name: a JVM renames a pooled thread as it takes
+    work (Spark's executor threads take each task's name), so one name's sum at the start and at the end
+    may hold different threads, and their difference once came out at four times the whole process's CPU."""
+    spent: dict[str, float] = {}
+    for tid, (name, cpu) in end.items():
+        spent[name] = spent.get(name, 0.0) + cpu - (start[tid][1] if tid in start else 0.0)
+    return spent
 
 
 def add_sparklink_property_option(parser: argparse.ArgumentParser) -> None:

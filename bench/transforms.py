@@ -51,6 +51,7 @@ from bench.harness import (
     add_sparklink_property_option,
     console,
     run_systems,
+    thread_cpu_by_name,
     tree_cpu_s,
     tree_thread_cpu_s,
 )
@@ -177,9 +178,9 @@ THREADS_SHOWN = 8
 """The busiest thread names reported per measurement (the rest are a few ticks each)."""
 
 
-def by_thread(start: dict[str, float], end: dict[str, float], records: int) -> dict[str, float]:
+def by_thread(start: dict[int, tuple[str, float]], end: dict[int, tuple[str, float]], records: int) -> dict[str, float]:
     """CPU ms per 1k records of the busiest thread names between two `tree_thread_cpu_s` readings."""
-    spent = {name: cpu - start.get(name, 0.0) for name, cpu in end.items()}
+    spent = thread_cpu_by_name(start, end)
     busiest = sorted(spent.items(), key=lambda item: item[1], reverse=True)[:THREADS_SHOWN]
     return {name: round(1e6 * cpu / records, 2) for name, cpu in busiest if cpu > 0} if records else {}
 

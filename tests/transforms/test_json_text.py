@@ -68,8 +68,18 @@ OBJECTS: list[bytes] = [  # values the text edit answers for
     b'{"' + b"n" * 1500 + b'":1}',
     b'{"payload":"a\\"b\\\\c","seq":12}',
     b'{"payload":"' + "é".encode() * 600 + b'","seq":13}',
+    # What the top-level walk (jvm/sql/JsonScan.java) passes to Jackson, or over: brackets and escaped
+    # quotes inside strings, escapes in names, numbers that are not short integers, left-out scalars.
+    b'{"payload":{"a":"}]\\"{[","b":[{"c":"]"}]},"seq":15,"q":"1234567\\"890"}',
+    b'{"\\u0041b":1,"seq":16,"s":"\\u00e9\\/"}',
+    b'{"seq":17,"f":1E-3,"g":-1.5e+2,"h":0.0,"i":-0,"j":1234567890123456789012}',
+    b'{ "a" : [ 1 , "x" , { } ] , "seq" : 18 , "payload" : [ ] }',
+    b'{"payload":12,"seq":19}',
+    b'{"payload":true,"seq":20,"other":false}',
+    b'{"payload":"\\"quoted\\" \\u00e9","seq":21}',
+    ('{"seq":22,"name":"' + "abcdefg\x7f" * 5 + 'é"}').encode(),
 ]
-OTHERS: list[bytes | None] = [  # values the VARIANT path decides: errors, Connect null, scalars
+OTHERS: list[bytes | None] = [  # values the VARIANT path decides: errors, Connect null, scalars, deep nesting
     None,
     b"",
     b"null",
@@ -103,6 +113,23 @@ OTHERS: list[bytes | None] = [  # values the VARIANT path decides: errors, Conne
     b'{"a":"x\x01y"}',
     b'{"":1,"":2}',
     b'{"payload":"a\\n","seq":14,"payload":"b"}',
+    # Faults the top-level walk must leave to the VARIANT path, and nesting deeper than it reads.
+    b'{"a":"x\\q"}',
+    b'{"payload":"\\q","seq":1}',
+    b'{"payload":"\\u12","seq":1}',
+    b'{"a\\x":1}',
+    b'{"a":"\\"}',
+    b'{"a":[1,2}',
+    b'{"a":{"b":1]}',
+    b'{"a":[1,2]]}',
+    b'{"a":1-2}',
+    b'{"a":+1}',
+    b'{"a":1e}',
+    b'{"payload":01,"seq":1}',
+    b'{"payload":tru,"seq":1}',
+    b'{"payload":[1,2],"seq":1]',
+    b'{"a":1}\x00',
+    b'{"a":' + b"[" * 600 + b"]" * 600 + b"}",
 ]
 
 

@@ -24,7 +24,7 @@ It reports, per system:
 - `total_s`: from POST /connectors to the last line written (includes the connector's start);
 - `stream_s`: from the first line seen to the last (the steady copy rate);
 - CPU seconds of the worker's process tree (sparklink's Python worker and Spark JVM; Apache's JVM)
-  over `total_s`, also per 1M records.
+  over `total_s`, also per 1M records, and the busiest thread names' share of it (`cpu_s_by_thread`).
 
 `--rounds N` sinks the same topic N times on each worker, one connector after another (each its own
 name, so its own consumer group reading from the start, and its own file): round 1 is a fresh worker's
@@ -57,10 +57,12 @@ from bench.harness import (
     add_sparklink_property_option,
     console,
     run_systems,
+    thread_cpu_by_name,
     tree_cpu_s,
+    tree_thread_cpu_s,
 )
 from bench.rest_and_restart import create_connector, machine_facts, start_apache, start_sparklink, versions
-from bench.transforms import CHAIN, JSON
+from bench.transforms import CHAIN, JSON, THREADS_SHOWN
 from sparklink.clients.settings import KafkaClientSettings
 
 SYSTEMS = ("sparklink", "apache")
@@ -190,7 +192,7 @@ def bench_round(system: System, args: argparse.Namespace, topic: str, work: Path
         + (f", round {k} of {args.rounds}" if args.rounds > 1 else "")
     )
     load_before = os.getloadavg()
-    cpu0 = tree_cpu_s(system.pid)
+    cpu0, threads0 = tree_cpu_s(system.pid), tree_thread_cpu_s(system.pid)
     with httpx.Client(base_url=system.url, timeout=60.0) as client:
         t0 = time.perf_counter()
         create_connector(client, name, config)
@@ -208,6 +210,7 @@ def bench_round(system: System, args: argparse.Namespace, topic: str, work: Path
             time.sleep(0.05)
         total = now - t0
         cpu = tree_cpu_s(system.pid) - cpu0
+        threads = thread_cpu_by_name(threads0, tree_thread_cpu_s(system.pid))
         client.delete(f"/connectors/{name}")
     lines = written.count()  # the lines written by now, counted on from where the loop stopped
     stream = now - (first if first is not None else t0)
@@ -223,6 +226,11 @@ def bench_round(system: System, args: argparse.Namespace, topic: str, work: Path
         "cpu_s": round(cpu, 2),
         "cpu_s_per_1m": round(cpu * 1_000_000 / args.records, 2),
         "cores": round(cpu / total, 2),
+        "cpu_s_by_thread": {
+            name: round(spent, 2)
+            for name, spent in sorted(threads.items(), key=lambda item: item[1], reverse=True)[:THREADS_SHOWN]
+            if spent > 0
+        },
         "loadavg_before": load_before,
         "loadavg_after": os.getloadavg(),
     }
